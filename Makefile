@@ -1,0 +1,32 @@
+# `make demo` and `make test` do all the set-up on a fresh Debian machine.
+PYTHON ?= python3
+VENV := .venv
+APT_PACKAGES := hol-light libnum-ocaml-dev ocaml-nox gcc bubblewrap python3-venv
+
+.PHONY: install demo test lint bench clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml scripts/install-debian-packages
+	scripts/install-debian-packages $(APT_PACKAGES)
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: install
+	$(VENV)/bin/proofeval demo
+
+test: install
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/pytest -q
+
+lint: install
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+
+bench: install
+	$(VENV)/bin/python benchmarks/hol_light_warm_vs_fresh.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

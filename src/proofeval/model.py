@@ -1,0 +1,64 @@
+"""The data the whole flow passes along: problems, attempts and verdicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Verdict(str, Enum):
+    OK = "OK"
+    FAIL = "FAIL"
+    CHEATING = "CHEATING"
+    TIMEOUT = "TIMEOUT"
+    ERROR = "ERROR"
+
+
+class Stage(str, Enum):
+    PRECHECK = "precheck"
+    CHECK = "check"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One statement to prove, with the context it is stated in.
+
+    `header` is the context (for HOL Light: OCaml setup text loaded before the goal);
+    `directory` is where relative loads in the header resolve ("" for none);
+    `timeout` is a per-problem limit in seconds when the benchmark gives one;
+    `reference` is the known proof, never shown to a model.
+    """
+
+    id: str
+    statement: str
+    prover: str = "hol-light"
+    benchmark: str = ""
+    category: str = "uncategorized"
+    header: str = ""
+    directory: str = ""
+    timeout: float | None = None
+    reference: str | None = None
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One answer to one problem; `index` counts that problem's attempts from 0."""
+
+    problem_id: str
+    index: int
+    output: str
+    proof: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The verdict on one attempt, with the stage that decided it."""
+
+    verdict: Verdict
+    stage: Stage
+    seconds: float
+    message: str = ""
+
+    def __post_init__(self) -> None:
+        one_line = " ".join(self.message.split())[:300]
+        object.__setattr__(self, "message", one_line)

@@ -1,0 +1,1 @@
+"""Prover backends: one package per prover, plus the shared sandbox."""

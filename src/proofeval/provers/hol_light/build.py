@@ -1,0 +1,96 @@
+"""Compile the OCaml side of the HOL Light checker once per source version."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from proofeval.errors import InputError
+
+SOURCES = ("proofeval_stubs.c", "proofeval_server.ml", "boot.ml")
+
+
+def _source_dir() -> Path:
+    return Path(str(resources.files("proofeval.provers.hol_light") / "ocaml"))
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "proofeval"
+
+
+def _ocaml_version() -> str:
+    try:
+        return subprocess.run(
+            ["ocamlc", "-version"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise InputError(
+            "OCaml's compiler (ocamlc) is missing: run `make install` "
+            "(Debian packages ocaml-nox, hol-light, libnum-ocaml-dev)"
+        ) from exc
+
+
+def _fingerprint(src: Path) -> str:
+    h = hashlib.sha256(_ocaml_version().encode())
+    for name in SOURCES:
+        h.update(name.encode() + b"\0" + (src / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _compile(src: Path, out: Path) -> None:
+    for name in SOURCES:
+        shutil.copy(src / name, out / name)
+    steps = [
+        ["ocamlc", "-c", "proofeval_stubs.c"],
+        ["ocamlmklib", "-o", "proofeval_stubs", "proofeval_stubs.o"],
+        ["ocamlc", "-I", "+compiler-libs", "-c", "proofeval_server.ml"],
+    ]
+    for cmd in steps:
+        done = subprocess.run(cmd, cwd=out, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{done.stdout}{done.stderr}")
+
+
+def _link(out: Path, final: Path) -> None:
+    # -dllpath must name the final directory: the toplevel finds the stubs there.
+    cmd = [
+        "ocamlc",
+        "-a",
+        "-o",
+        "proofeval_server.cma",
+        "proofeval_server.cmo",
+        "-dllib",
+        "-lproofeval_stubs",
+        "-dllpath",
+        str(final),
+    ]
+    done = subprocess.run(cmd, cwd=out, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"linking the checker failed:\n{done.stdout}{done.stderr}")
+
+
+def build_dir() -> Path:
+    """The directory with proofeval_server.cma and boot.ml, compiled if needed."""
+    src = _source_dir()
+    final = cache_root() / f"hol-light-{_fingerprint(src)}"
+    if (final / "proofeval_server.cma").exists():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="build-", dir=final.parent))
+    try:
+        _compile(src, tmp)
+        _link(tmp, final)
+        try:
+            tmp.rename(final)
+        except OSError:
+            if not (final / "proofeval_server.cma").exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final

@@ -1,0 +1,11 @@
+(* Read by the HOL Light toplevel after hol.ml: load the checker and serve.
+   PROOFEVAL_BUILD_DIR names the directory holding proofeval_server.cma. *)
+#load "unix.cma";;
+Topdirs.dir_directory (Sys.getenv "PROOFEVAL_BUILD_DIR");;
+#load "proofeval_server.cma";;
+let proofeval_tactic_slot : (unit -> tactic) option ref = ref None;;
+let proofeval_term_slot : (unit -> term) option ref = ref None;;
+Proofeval_server.serve
+  { Proofeval_server.prove = prove; Proofeval_server.dest_thm = dest_thm;
+    Proofeval_server.axioms = axioms; Proofeval_server.aconv = aconv }
+  proofeval_tactic_slot proofeval_term_slot;;

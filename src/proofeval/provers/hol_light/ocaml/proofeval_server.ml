@@ -1,0 +1,546 @@
+(* The warm HOL Light checker: runs inside a HOL Light toplevel that has loaded a
+   context, receives requests from proofeval over a Unix socket, and checks each
+   proof attempt in a forked child that dies afterwards.
+
+   Compiled with plain ocamlc (not HOL Light's camlp5 syntax) and loaded into the
+   toplevel; HOL Light's functions reach it as the record [hol] because a compiled
+   module cannot name toplevel values. *)
+
+type ('term, 'thm, 'tac) hol = {
+  prove : 'term * 'tac -> 'thm;
+  dest_thm : 'thm -> 'term list * 'term;
+  axioms : unit -> 'thm list;
+  aconv : 'term -> 'term -> bool;
+}
+
+external setrlimit : int -> int64 -> unit = "proofeval_setrlimit"
+external die_with_parent : unit -> unit = "proofeval_die_with_parent"
+
+let rlimit_as = 0 and rlimit_cpu = 1 and rlimit_nproc = 2
+and rlimit_fsize = 3 and rlimit_core = 4
+
+(* ---------------------------------------------------------------------- *)
+(* Framing: a message is a count line, then each field as a length line     *)
+(* followed by that many bytes.                                             *)
+(* ---------------------------------------------------------------------- *)
+
+let encode fields =
+  let b = Buffer.create 256 in
+  Buffer.add_string b (string_of_int (List.length fields));
+  Buffer.add_char b '\n';
+  List.iter
+    (fun f ->
+      Buffer.add_string b (string_of_int (String.length f));
+      Buffer.add_char b '\n';
+      Buffer.add_string b f)
+    fields;
+  Buffer.contents b
+
+let rec write_all fd s off len =
+  if len > 0 then
+    let n = Unix.write_substring fd s off len in
+    write_all fd s (off + n) (len - n)
+
+let send fd fields =
+  let s = encode fields in
+  write_all fd s 0 (String.length s)
+
+let read_fields ic =
+  let n = int_of_string (input_line ic) in
+  List.init n (fun _ ->
+      let len = int_of_string (input_line ic) in
+      really_input_string ic len)
+
+let decode s =
+  let ic_pos = ref 0 in
+  let line () =
+    let i = String.index_from s !ic_pos '\n' in
+    let l = String.sub s !ic_pos (i - !ic_pos) in
+    ic_pos := i + 1;
+    l
+  in
+  let n = int_of_string (line ()) in
+  let fields =
+    List.init n (fun _ ->
+        let len = int_of_string (line ()) in
+        let f = String.sub s !ic_pos len in
+        ic_pos := !ic_pos + len;
+        f)
+  in
+  if !ic_pos <> String.length s then failwith "trailing bytes";
+  fields
+
+(* Compiler messages carry a location and a source excerpt; the reason follows "Error: ". *)
+let compiler_reason s =
+  let marker = "Error: " in
+  let rec last_from i found =
+    match String.index_from_opt s i 'E' with
+    | Some j when j + String.length marker <= String.length s
+                  && String.sub s j (String.length marker) = marker -> last_from (j + 1) (Some j)
+    | Some j -> last_from (j + 1) found
+    | None -> found
+  in
+  match last_from 0 None with
+  | Some j -> String.sub s (j + String.length marker) (String.length s - j - String.length marker)
+  | None -> s
+
+(* 'File "x", line 1, characters 0-2: Parse error: ...' -> 'Parse error: ...' *)
+let strip_location s =
+  let s = String.trim s in
+  let key = "characters " in
+  let rec find i =
+    if i + String.length key > String.length s then s
+    else if String.sub s i (String.length key) = key then
+      match String.index_from_opt s i ':' with
+      | Some j -> String.trim (String.sub s (j + 1) (String.length s - j - 1))
+      | None -> s
+    else find (i + 1)
+  in
+  if String.length s > 5 && String.sub s 0 5 = "File " then find 0 else s
+
+let one_line ?(limit = 400) s =
+  let s = String.map (fun c -> if c = '\n' || c = '\r' || c = '\t' then ' ' else c) s in
+  let s = String.trim s in
+  if String.length s > limit then String.sub s 0 limit ^ "..." else s
+
+(* ---------------------------------------------------------------------- *)
+(* The deny-list: a walk over the parse tree of an answer.                  *)
+(* ---------------------------------------------------------------------- *)
+
+exception Denied of string
+
+module SS = Set.Make (String)
+
+let denied_stdlib_modules =
+  [ "Obj"; "Sys"; "Unix"; "UnixLabels"; "Marshal"; "Gc"; "Callback"; "Filename";
+    "Printexc"; "Digest"; "Scanf"; "In_channel"; "Out_channel"; "Bigarray"; "Thread";
+    "ThreadUnix"; "Mutex"; "Condition"; "Event"; "Dynlink"; "Oo"; "Std_exit";
+    "Toploop"; "Topdirs"; "Ephemeron"; "Weak"; "Domain"; "Effect"; "Proofeval_server" ]
+
+(* Every module of the compiler and of camlp5 is reachable from the toplevel
+   (Toploop, Meta, Dll, Ccomp, Pcaml, ...); rather than list them by hand, deny
+   every module whose interface lies in those directories. *)
+let modules_in dir =
+  match Sys.readdir dir with
+  | files ->
+      Array.fold_left
+        (fun acc f ->
+          if Filename.check_suffix f ".cmi" then
+            SS.add (String.capitalize_ascii (Filename.chop_suffix f ".cmi")) acc
+          else acc)
+        SS.empty files
+  | exception Sys_error _ -> SS.empty
+
+let denied_modules =
+  lazy
+    (List.fold_left SS.union
+       (SS.of_list denied_stdlib_modules)
+       (List.map
+          (fun d -> modules_in (Filename.concat Config.standard_library d))
+          [ "compiler-libs"; "camlp5"; "threads"; "ocaml-compiler-libs" ]))
+
+let denied_values =
+  SS.of_list
+    [ (* leaving the process or running code at exit *)
+      "exit"; "at_exit"; "do_at_exit";
+      (* files and channels *)
+      "open_in"; "open_in_bin"; "open_in_gen"; "open_out"; "open_out_bin"; "open_out_gen";
+      "close_in"; "close_in_noerr"; "close_out"; "close_out_noerr"; "input"; "input_line";
+      "input_char"; "input_byte"; "input_binary_int"; "input_value"; "really_input";
+      "really_input_string"; "output"; "output_string"; "output_bytes"; "output_char";
+      "output_byte"; "output_binary_int"; "output_value"; "output_substring"; "seek_in";
+      "seek_out"; "pos_in"; "pos_out"; "in_channel_length"; "out_channel_length";
+      "set_binary_mode_in"; "set_binary_mode_out"; "read_line"; "read_int"; "read_int_opt";
+      "read_float"; "read_float_opt"; "stdin"; "from_channel"; "formatter_of_out_channel";
+      "set_formatter_out_channel";
+      (* type-unsafe escapes *)
+      "magic"; "repr"; "obj";
+      (* HOL Light: new axioms, and loading or running files and commands *)
+      "new_axiom"; "mk_thm"; "CHEAT_TAC"; "loadt"; "loads"; "load_on_path";
+      "load_through_path"; "needs"; "use_file"; "help"; "string_of_file";
+      "strings_of_file"; "file_of_string"; "hol_expand_directory"; "file_on_path" ]
+
+let deny fmt = Printf.ksprintf (fun s -> raise (Denied s)) fmt
+
+let lowercase_prefix p s =
+  String.length s >= String.length p
+  && String.lowercase_ascii (String.sub s 0 (String.length p)) = p
+
+let check_module m =
+  if SS.mem m (Lazy.force denied_modules) || lowercase_prefix "stdlib__" m
+     || lowercase_prefix "caml" m || lowercase_prefix "proofeval" m
+  then deny "module %s is not allowed in a proof" m
+
+let components lid =
+  match Longident.flatten lid with
+  | parts -> parts
+  | exception _ -> deny "functor application in a path is not allowed"
+
+let check_path lid = List.iter check_module (components lid)
+
+let rec split_last = function
+  | [] -> ([], "")
+  | [ x ] -> ([], x)
+  | x :: rest ->
+      let front, last = split_last rest in
+      (x :: front, last)
+
+let check_value lid =
+  let modules, name = split_last (components lid) in
+  List.iter check_module modules;
+  if SS.mem name denied_values || lowercase_prefix "unsafe" name
+     || lowercase_prefix "proofeval" name || lowercase_prefix "stdlib__" name
+  then deny "%s is not allowed in a proof" (String.concat "." (modules @ [ name ]))
+
+let deny_iterator =
+  let open Ast_iterator in
+  let open Parsetree in
+  let expr self e =
+    (match e.pexp_desc with
+    | Pexp_ident { txt; _ } -> check_value txt
+    | Pexp_construct ({ txt; _ }, _) -> check_path txt
+    | Pexp_field (_, { txt; _ }) | Pexp_setfield (_, { txt; _ }, _) -> check_path txt
+    | Pexp_record (fields, _) -> List.iter (fun ({ Location.txt; _ }, _) -> check_path txt) fields
+    | Pexp_open ({ popen_expr = { pmod_desc = Pmod_ident { txt; _ }; _ }; _ }, _) -> check_path txt
+    | Pexp_open _ -> deny "only a named module may be opened in a proof"
+    | Pexp_letmodule _ -> deny "local modules are not allowed in a proof"
+    | Pexp_pack _ -> deny "first-class modules are not allowed in a proof"
+    | Pexp_object _ | Pexp_new _ -> deny "objects are not allowed in a proof"
+    | Pexp_extension _ -> deny "extension nodes are not allowed in a proof"
+    | _ -> ());
+    match e.pexp_desc with
+    | Pexp_open (_, body) -> self.expr self body
+    | _ -> default_iterator.expr self e
+  in
+  let pat self p =
+    (match p.ppat_desc with
+    | Ppat_construct ({ txt; _ }, _) | Ppat_type { txt; _ } -> check_path txt
+    | Ppat_record (fields, _) -> List.iter (fun ({ Location.txt; _ }, _) -> check_path txt) fields
+    | Ppat_open _ -> deny "opening a module in a pattern is not allowed in a proof"
+    | Ppat_unpack _ -> deny "first-class modules are not allowed in a proof"
+    | Ppat_extension _ -> deny "extension nodes are not allowed in a proof"
+    | _ -> ());
+    default_iterator.pat self p
+  in
+  let typ self t =
+    (match t.ptyp_desc with
+    | Ptyp_constr ({ txt; _ }, _) | Ptyp_class ({ txt; _ }, _) -> check_path txt
+    | Ptyp_package _ -> deny "first-class modules are not allowed in a proof"
+    | Ptyp_extension _ -> deny "extension nodes are not allowed in a proof"
+    | _ -> ());
+    default_iterator.typ self t
+  in
+  let module_expr _ _ = deny "modules are not allowed in a proof" in
+  let extension _ _ = deny "extension nodes are not allowed in a proof" in
+  { default_iterator with expr; pat; typ; module_expr; extension }
+
+let check_allowed e = deny_iterator.Ast_iterator.expr deny_iterator e
+
+(* ---------------------------------------------------------------------- *)
+(* Parsing: exactly one expression, with HOL Light's own (camlp5) parser.   *)
+(* ---------------------------------------------------------------------- *)
+
+exception Not_one_expression of string
+
+exception Captured of exn * string
+
+(* camlp5 prints its parse errors instead of returning them: catch what it prints. *)
+let capture_output f =
+  let buf = Buffer.create 256 in
+  let formatters = [ Format.std_formatter; Format.err_formatter ] in
+  let saved = List.map (fun ppf -> Format.pp_get_formatter_out_functions ppf ()) formatters in
+  let into_buffer = { (List.hd saved) with
+      Format.out_string = Buffer.add_substring buf; out_flush = ignore } in
+  List.iter (fun ppf -> Format.pp_set_formatter_out_functions ppf into_buffer) formatters;
+  let restore () =
+    List.iter2 (fun ppf o -> Format.pp_print_flush ppf (); Format.pp_set_formatter_out_functions ppf o)
+      formatters saved
+  in
+  match f () with
+  | v -> restore (); (v, Buffer.contents buf)
+  | exception exn -> restore (); raise (Captured (exn, Buffer.contents buf))
+
+let rec strip_trailing_semis s =
+  let s = String.trim s in
+  let n = String.length s in
+  if n >= 2 && String.sub s (n - 2) 2 = ";;" then strip_trailing_semis (String.sub s 0 (n - 2))
+  else s
+
+let parse_expression text =
+  let text = strip_trailing_semis text in
+  if text = "" then raise (Not_one_expression "the proof is empty");
+  let lexbuf = Lexing.from_string (text ^ "\n;;") in
+  let phrase =
+    match capture_output (fun () -> !Toploop.parse_toplevel_phrase lexbuf) with
+    | phrase, _ -> phrase
+    | exception Captured (exn, printed) ->
+        let why = if String.trim printed = "" then Printexc.to_string exn else printed in
+        let why = strip_location why in
+        raise (Not_one_expression ("does not parse: " ^ one_line why))
+  in
+  let rest =
+    Bytes.sub_string lexbuf.Lexing.lex_buffer lexbuf.Lexing.lex_curr_pos
+      (lexbuf.Lexing.lex_buffer_len - lexbuf.Lexing.lex_curr_pos)
+  in
+  if String.trim rest <> "" then
+    raise (Not_one_expression "more than one phrase (';;' inside the proof)");
+  match phrase with
+  | Parsetree.Ptop_def [ { pstr_desc = Pstr_eval (e, _); _ } ] -> e
+  | Parsetree.Ptop_dir _ -> raise (Not_one_expression "toplevel directives are not allowed")
+  | _ -> raise (Not_one_expression "not a single expression")
+
+(* ---------------------------------------------------------------------- *)
+(* Evaluating an expression of a given HOL type through the toplevel.      *)
+(* ---------------------------------------------------------------------- *)
+
+(* The typed value reaches us through [slot]: the phrase assigns a thunk of the
+   expected type to it, so the type checker, not us, guarantees its type. *)
+let typecheck_into ~slot_name ~type_name e =
+  let open Ast_helper in
+  let lid s = Location.mknoloc (Longident.Lident s) in
+  let body = Exp.constraint_ e (Typ.constr (lid type_name) []) in
+  let thunk = Exp.fun_ Asttypes.Nolabel None (Pat.construct (lid "()") None) body in
+  let assign =
+    Exp.apply (Exp.ident (lid ":="))
+      [ (Asttypes.Nolabel, Exp.ident (lid slot_name));
+        (Asttypes.Nolabel, Exp.construct (lid "Some") (Some thunk)) ]
+  in
+  let buf = Buffer.create 256 in
+  let ppf = Format.formatter_of_buffer buf in
+  let ok =
+    try Toploop.execute_phrase false ppf (Parsetree.Ptop_def [ Str.eval assign ])
+    with exn ->
+      Location.report_exception ppf exn;
+      false
+  in
+  Format.pp_print_flush ppf ();
+  if ok then None else Some (one_line (compiler_reason (Buffer.contents buf)))
+
+type 'a slot = (unit -> 'a) option ref
+
+(* Parse, deny-check and type-check [text]; the thunk, or why not. *)
+let compile (slot : 'a slot) ~slot_name ~type_name text =
+  match parse_expression text with
+  | exception Not_one_expression why -> `Error why
+  | e -> (
+      match check_allowed e with
+      | exception Denied why -> `Denied why
+      | () -> (
+          slot := None;
+          match typecheck_into ~slot_name ~type_name e with
+          | Some why -> `Error ("does not type-check as a " ^ type_name ^ ": " ^ why)
+          | None -> (
+              match !slot with
+              | Some thunk -> `Ok thunk
+              | None -> `Error "internal: the typed value did not arrive")))
+
+(* ---------------------------------------------------------------------- *)
+(* The child: one attempt, then death.                                      *)
+(* ---------------------------------------------------------------------- *)
+
+type limits = { timeout : float; memory_mb : int }
+
+let verdict_fields verdict stage message = [ verdict; stage; one_line message ]
+
+(* A fresh secret per attempt: a frame without it is not a verdict, even if code
+   running in the child found the channel. *)
+let fresh_nonce () =
+  let ic = open_in_bin "/dev/urandom" in
+  let raw = really_input_string ic 16 in
+  close_in ic;
+  String.concat "" (List.init 16 (fun i -> Printf.sprintf "%02x" (Char.code raw.[i])))
+
+let isolate_child limits server_fd =
+  ignore (Unix.setsid ());
+  die_with_parent ();
+  Unix.close server_fd;
+  let null = Unix.openfile "/dev/null" [ Unix.O_RDWR ] 0 in
+  List.iter (fun fd -> Unix.dup2 null fd) [ Unix.stdin; Unix.stdout; Unix.stderr ];
+  Unix.close null;
+  let mb n = Int64.mul (Int64.of_int n) 1048576L in
+  setrlimit rlimit_as (mb limits.memory_mb);
+  setrlimit rlimit_cpu (Int64.of_float (ceil (2. *. limits.timeout) +. 5.));
+  setrlimit rlimit_nproc 1L;
+  setrlimit rlimit_fsize 0L;
+  setrlimit rlimit_core 0L
+
+let changed_axioms hol before =
+  let after = hol.axioms () in
+  after != before
+  && (List.length after <> List.length before
+     || not (List.for_all2 (fun a b -> hol.dest_thm a = hol.dest_thm b) after before))
+
+let judge hol before goal thunk =
+  let outcome =
+    match hol.prove (goal, thunk ()) with
+    | th ->
+        let hyps, concl = hol.dest_thm th in
+        if hyps <> [] then ("FAIL", "the theorem has hypotheses")
+        else if not (hol.aconv concl goal) then ("FAIL", "the theorem is not the goal")
+        else ("OK", "")
+    | exception Failure msg -> ("FAIL", msg)
+    | exception Out_of_memory -> ("ERROR", "memory exhausted")
+    | exception Stack_overflow -> ("ERROR", "stack overflow")
+    | exception exn -> ("ERROR", "exception " ^ Printexc.to_string exn)
+  in
+  if changed_axioms hol before then ("CHEATING", "the proof added axioms") else outcome
+
+let run_child hol tactic_slot before goal limits answer ~server_fd ~nonce fd =
+  let finish fields =
+    send fd (nonce :: fields);
+    Unix._exit 0
+  in
+  isolate_child limits server_fd;
+  match compile tactic_slot ~slot_name:"proofeval_tactic_slot" ~type_name:"tactic" answer with
+  | `Error why -> finish (verdict_fields "ERROR" "precheck" why)
+  | `Denied why -> finish (verdict_fields "CHEATING" "precheck" why)
+  | `Ok thunk ->
+      let verdict, message = judge hol before goal thunk in
+      finish (verdict_fields verdict "check" message)
+
+(* ---------------------------------------------------------------------- *)
+(* The parent side of an attempt: the wall clock and the verdict channel.   *)
+(* ---------------------------------------------------------------------- *)
+
+let now = Unix.gettimeofday
+
+let read_until_eof_or deadline fd =
+  let buf = Buffer.create 256 and chunk = Bytes.create 4096 in
+  let rec loop () =
+    let remaining = deadline -. now () in
+    if remaining <= 0. then `Timeout
+    else
+      match Unix.select [ fd ] [] [] remaining with
+      | [], _, _ -> loop ()
+      | _ ->
+          let n = Unix.read fd chunk 0 (Bytes.length chunk) in
+          if n = 0 || Buffer.length buf > 65536 then `Eof (Buffer.contents buf)
+          else (
+            Buffer.add_subbytes buf chunk 0 n;
+            loop ())
+      | exception Unix.Unix_error (Unix.EINTR, _, _) -> loop ()
+  in
+  loop ()
+
+let rec reap pid =
+  try snd (Unix.waitpid [] pid) with Unix.Unix_error (Unix.EINTR, _, _) -> reap pid
+
+let describe_status = function
+  | Unix.WEXITED n -> Printf.sprintf "the checker exited with code %d" n
+  | Unix.WSIGNALED s when s = Sys.sigxcpu -> "the CPU-time limit was reached"
+  | Unix.WSIGNALED s when s = Sys.sigkill -> "the checker was killed (memory exhausted?)"
+  | Unix.WSIGNALED s -> Printf.sprintf "the checker died of signal %d" s
+  | Unix.WSTOPPED s -> Printf.sprintf "the checker stopped on signal %d" s
+
+let check hol tactic_slot goal limits answer ~server_fd =
+  let before = hol.axioms () in
+  let nonce = fresh_nonce () in
+  let rfd, wfd = Unix.pipe ~cloexec:true () in
+  let start = now () in
+  match Unix.fork () with
+  | 0 ->
+      Unix.close rfd;
+      (try run_child hol tactic_slot before goal limits answer ~server_fd ~nonce wfd with _ -> ());
+      Unix._exit 3
+  | pid ->
+      Unix.close wfd;
+      let got = read_until_eof_or (start +. limits.timeout) rfd in
+      (try Unix.kill (-pid) Sys.sigkill with Unix.Unix_error _ -> ());
+      let status = reap pid in
+      Unix.close rfd;
+      let seconds = Printf.sprintf "%.3f" (now () -. start) in
+      let verdict =
+        match (got, status) with
+        | `Timeout, _ ->
+            verdict_fields "TIMEOUT" "check" (Printf.sprintf "no verdict within %gs" limits.timeout)
+        | `Eof data, Unix.WEXITED 0 -> (
+            match decode data with
+            | [ n; v; stage; msg ]
+              when n = nonce
+                   && List.mem v [ "OK"; "FAIL"; "CHEATING"; "ERROR" ]
+                   && List.mem stage [ "precheck"; "check" ] -> [ v; stage; msg ]
+            | _ | (exception _) -> verdict_fields "ERROR" "check" "no valid verdict from the checker")
+        | `Eof _, st -> verdict_fields "ERROR" "check" (describe_status st)
+      in
+      verdict @ [ seconds ]
+
+(* ---------------------------------------------------------------------- *)
+(* The server loop.                                                         *)
+(* ---------------------------------------------------------------------- *)
+
+type ('term, 'thm, 'tac) server = {
+  hol : ('term, 'thm, 'tac) hol;
+  tactic_slot : 'tac slot;
+  term_slot : 'term slot;
+  goals : (string, 'term) Hashtbl.t;
+  socket_path : string;
+}
+
+let load_file path =
+  let buf = Buffer.create 4096 in
+  let ppf = Format.formatter_of_buffer buf in
+  let ok = try Toploop.use_file ppf path with exn -> Location.report_exception ppf exn; false in
+  Format.pp_print_flush ppf ();
+  let out = Buffer.contents buf in
+  let tail = if String.length out > 2000 then String.sub out (String.length out - 2000) 2000 else out in
+  if ok then [ "ok" ] else [ "error"; one_line ~limit:2000 tail ]
+
+let add_goal srv id text =
+  match compile srv.term_slot ~slot_name:"proofeval_term_slot" ~type_name:"term" text with
+  | `Error why -> [ "error"; why ]
+  | `Denied why -> [ "error"; why ]
+  | `Ok thunk -> (
+      match thunk () with
+      | goal ->
+          Hashtbl.replace srv.goals id goal;
+          [ "ok" ]
+      | exception exn -> [ "error"; "the statement does not evaluate: " ^ Printexc.to_string exn ])
+
+let connect path token =
+  let sock = Unix.socket ~cloexec:true Unix.PF_UNIX Unix.SOCK_STREAM 0 in
+  Unix.connect sock (Unix.ADDR_UNIX path);
+  send sock [ "hello"; token; string_of_int (Unix.getpid ()) ];
+  sock
+
+let rec serve_on srv sock =
+  let ic = Unix.in_channel_of_descr sock in
+  let rec loop () =
+    match read_fields ic with
+    | exception End_of_file -> Unix._exit 0
+    | request ->
+        (match request with
+        | [ "ping" ] -> send sock [ "ok" ]
+        | [ "load"; dir; path ] ->
+            (try if dir <> "" then Sys.chdir dir with Sys_error e -> ignore e);
+            send sock (load_file path)
+        | [ "goal"; id; text ] -> send sock (add_goal srv id text)
+        | [ "check"; id; timeout; memory_mb; answer ] -> (
+            match Hashtbl.find_opt srv.goals id with
+            | None -> send sock [ "error"; "unknown goal " ^ id ]
+            | Some goal ->
+                let limits = { timeout = float_of_string timeout; memory_mb = int_of_string memory_mb } in
+                send sock ("verdict" :: check srv.hol srv.tactic_slot goal limits answer ~server_fd:sock))
+        | [ "clone"; token ] -> send sock (clone srv sock token)
+        | _ -> send sock [ "error"; "bad request" ]);
+        loop ()
+  in
+  loop ()
+
+(* A copy of this warm process that serves its own connection: double fork so
+   that the clone is not our child and needs no reaping. *)
+and clone srv sock token =
+  match Unix.fork () with
+  | 0 -> (
+      match Unix.fork () with
+      | 0 ->
+          Unix.close sock;
+          serve_on srv (connect srv.socket_path token)
+      | _ -> Unix._exit 0)
+  | pid ->
+      ignore (reap pid);
+      [ "ok" ]
+
+let serve hol tactic_slot term_slot =
+  let socket_path = Sys.getenv "PROOFEVAL_SOCKET" and token = Sys.getenv "PROOFEVAL_TOKEN" in
+  let srv = { hol; tactic_slot; term_slot; goals = Hashtbl.create 64; socket_path } in
+  serve_on srv (connect socket_path token)

@@ -1,0 +1,236 @@
+"""Talk to warm HOL Light processes: start the first one, clone more, send requests.
+
+One `Launcher` owns a sandbox with a HOL Light toplevel that has loaded the core (the
+base). Every other warm process is a fork of a warm process (`Launcher.clone`), so the
+core is loaded once per launcher. Each process serves one Unix socket connection; the
+framing is the one in proofeval_server.ml.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from proofeval.model import Outcome, Stage, Verdict
+from proofeval.provers.hol_light.build import build_dir
+from proofeval.provers.sandbox import bwrap_prefix, check_bwrap_works
+
+DEBIAN_HOL_LIGHT = Path("/usr/share/hol-light")
+BOOT_LIMIT = 3600.0  # seconds to load the HOL Light core before giving up
+
+
+class CheckerError(RuntimeError):
+    """The warm process failed (died, hung, or refused), not the proof."""
+
+
+def encode(fields: list[str]) -> bytes:
+    out = [f"{len(fields)}\n".encode()]
+    for f in fields:
+        data = f.encode()
+        out.append(f"{len(data)}\n".encode() + data)
+    return b"".join(out)
+
+
+class Connection:
+    """Framed request/response over one socket to one warm process."""
+
+    def __init__(self, sock: socket.socket, pid: int) -> None:
+        self.sock = sock
+        self.pid = pid
+        self._buf = b""
+
+    def _fill(self, deadline: float) -> None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise CheckerError("the HOL Light process did not answer in time")
+        self.sock.settimeout(remaining)
+        try:
+            chunk = self.sock.recv(65536)
+        except TimeoutError as exc:
+            raise CheckerError("the HOL Light process did not answer in time") from exc
+        except OSError as exc:
+            raise CheckerError(f"lost the HOL Light process: {exc}") from exc
+        if not chunk:
+            raise CheckerError("the HOL Light process died")
+        self._buf += chunk
+
+    def _line(self, deadline: float) -> int:
+        while b"\n" not in self._buf:
+            self._fill(deadline)
+        line, self._buf = self._buf.split(b"\n", 1)
+        return int(line)
+
+    def _bytes(self, n: int, deadline: float) -> bytes:
+        while len(self._buf) < n:
+            self._fill(deadline)
+        data, self._buf = self._buf[:n], self._buf[n:]
+        return data
+
+    def receive(self, timeout: float) -> list[str]:
+        deadline = time.monotonic() + timeout
+        count = self._line(deadline)
+        return [self._bytes(self._line(deadline), deadline).decode() for _ in range(count)]
+
+    def request(self, fields: list[str], timeout: float) -> list[str]:
+        try:
+            self.sock.sendall(encode(fields))
+        except OSError as exc:
+            raise CheckerError(f"lost the HOL Light process: {exc}") from exc
+        return self.receive(timeout)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class WarmProcess:
+    """A HOL Light process with some context loaded, ready to check attempts."""
+
+    def __init__(self, launcher: Launcher, conn: Connection) -> None:
+        self.launcher = launcher
+        self.conn = conn
+
+    def load(self, path: Path, directory: str, timeout: float | None = None) -> None:
+        reply = self.conn.request(["load", directory, str(path)], timeout or BOOT_LIMIT)
+        if reply[0] != "ok":
+            raise CheckerError(f"the context failed to load: {reply[-1]}")
+
+    def add_goal(self, goal_id: str, statement: str) -> str | None:
+        """Register a statement; the reason it is unusable, or None."""
+        reply = self.conn.request(["goal", goal_id, statement], 600.0)
+        return None if reply[0] == "ok" else reply[-1]
+
+    def check(self, goal_id: str, proof: str, timeout: float, memory_mb: int) -> Outcome:
+        fields = ["check", goal_id, repr(float(timeout)), str(memory_mb), proof]
+        reply = self.conn.request(fields, timeout + 60.0)
+        if reply[0] != "verdict" or len(reply) != 5:
+            raise CheckerError(f"unexpected reply from HOL Light: {reply[:2]}")
+        _, verdict, stage, message, seconds = reply
+        return Outcome(Verdict(verdict), Stage(stage), float(seconds), message)
+
+    def clone(self) -> WarmProcess:
+        return self.launcher.clone(self)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class Launcher:
+    """Starts the sandboxed base process and hands out clones of warm processes."""
+
+    def __init__(
+        self,
+        hol_dir: Path = DEBIAN_HOL_LIGHT,
+        sandbox: bool = True,
+        on_wait: Callable[[float], None] | None = None,
+    ) -> None:
+        self.hol_dir = hol_dir
+        self.sandbox = sandbox
+        self.on_wait = on_wait
+        self.workdir = Path(tempfile.mkdtemp(prefix="proofeval-hol-"))
+        self.log_path = self.workdir / "hol-light.log"
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(self.workdir / "ctl.sock"))
+        self._listener.listen(16)
+        self._clone_lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._counter = 0
+
+    def scratch_file(self, stem: str, text: str) -> Path:
+        """A file the sandboxed processes can read (contexts are loaded from files)."""
+        with self._clone_lock:
+            self._counter += 1
+            path = self.workdir / f"{stem}-{self._counter}.ml"
+        path.write_text(text)
+        return path
+
+    def _command(self, build: Path) -> list[str]:
+        toplevel = self.hol_dir / "ocaml"
+        if not toplevel.exists():
+            raise CheckerError(
+                f"HOL Light is not installed ({toplevel} is missing): run `make install` "
+                "(Debian packages hol-light and libnum-ocaml-dev)"
+            )
+        script = self.workdir / "start.ml"
+        script.write_text(f'#use "{self.hol_dir / "hol.ml"}";;\n#use "{build / "boot.ml"}";;\n')
+        cmd = [str(toplevel), str(script)]
+        if self.sandbox:
+            check_bwrap_works()
+            cmd = bwrap_prefix([self.workdir]) + cmd
+        return cmd
+
+    def start(self) -> WarmProcess:
+        """Boot HOL Light (minutes) and return the base warm process."""
+        build = build_dir()
+        token = secrets.token_hex(16)
+        env = dict(
+            os.environ,
+            PROOFEVAL_SOCKET=str(self.workdir / "ctl.sock"),
+            PROOFEVAL_TOKEN=token,
+            PROOFEVAL_BUILD_DIR=str(build),
+            HOLLIGHT_DIR=str(self.hol_dir),
+        )
+        with open(self.log_path, "wb") as log:
+            self._proc = subprocess.Popen(
+                self._command(build),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=self.workdir,
+                start_new_session=True,
+            )
+        return WarmProcess(self, self._accept(token, BOOT_LIMIT))
+
+    def _log_tail(self) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return " ".join(text[-600:].split())
+
+    def _accept(self, token: str, limit: float) -> Connection:
+        start = time.monotonic()
+        self._listener.settimeout(1.0)
+        while True:
+            try:
+                sock, _ = self._listener.accept()
+                break
+            except TimeoutError:
+                pass
+            if self._proc is not None and self._proc.poll() is not None:
+                raise CheckerError(f"HOL Light exited while starting: ...{self._log_tail()}")
+            waited = time.monotonic() - start
+            if waited > limit:
+                raise CheckerError(f"HOL Light did not start within {limit:.0f}s")
+            if self.on_wait is not None:
+                self.on_wait(waited)
+        conn = Connection(sock, 0)
+        hello = conn.receive(60.0)
+        if len(hello) != 3 or hello[0] != "hello" or hello[1] != token:
+            sock.close()
+            raise CheckerError("a process that was not asked for connected to the checker")
+        conn.pid = int(hello[2])
+        return conn
+
+    def clone(self, parent: WarmProcess) -> WarmProcess:
+        with self._clone_lock:
+            token = secrets.token_hex(16)
+            reply = parent.conn.request(["clone", token], 60.0)
+            if reply != ["ok"]:
+                raise CheckerError(f"could not clone a HOL Light process: {reply}")
+            return WarmProcess(self, self._accept(token, 60.0))
+
+    def close(self) -> None:
+        self._listener.close()
+        if self._proc is not None and self._proc.poll() is None:
+            os.killpg(self._proc.pid, 9)
+            self._proc.wait()
+        shutil.rmtree(self.workdir, ignore_errors=True)
