@@ -79,17 +79,15 @@ def test_unsolved_goals_fail(core_goal: WarmProcess) -> None:
     "answer",
     [
         "ARITH_TAC;; let x = 1",  # a second phrase smuggled after ';;'
-        "ARITH_TAC;;\n#use \"/etc/passwd\"",
-        "#load \"unix.cma\"",  # a toplevel directive
+        'ARITH_TAC;;\n#use "/etc/passwd"',
+        '#load "unix.cma"',  # a toplevel directive
         "REWRITE_TAC[ADD_CLAUSES",  # does not parse
         "NO_SUCH_TAC",  # unbound
         "ARITH_RULE",  # not a tactic
         "",
     ],
 )
-def test_not_one_tactic_expression_is_a_precheck_error(
-    core_goal: WarmProcess, answer: str
-) -> None:
+def test_not_one_tactic_expression_is_a_precheck_error(core_goal: WarmProcess, answer: str) -> None:
     out = verdict(core_goal, answer)
     assert (out.verdict, out.stage) == (Verdict.ERROR, Stage.PRECHECK), out
 
@@ -104,21 +102,21 @@ def test_a_trailing_double_semicolon_is_tolerated(core_goal: WarmProcess) -> Non
         "CHEAT_TAC",
         "ACCEPT_TAC(mk_thm([], `!n. n + 0 = n`))",
         "ACCEPT_TAC(new_axiom `!n. n + 0 = n`)",
-        "(ignore (Sys.command \"touch /tmp/x\"); ARITH_TAC)",
+        '(ignore (Sys.command "touch /tmp/x"); ARITH_TAC)',
         "(fun g -> Obj.magic 0)",
         "(fun g -> Stdlib.Obj.magic 0)",
         "(fun g -> Stdlib__Obj.magic 0)",
-        "(fun g -> Marshal.from_string \"\" 0)",
+        '(fun g -> Marshal.from_string "" 0)',
         "(Toploop.initialize_toplevel_env (); ARITH_TAC)",
         "(Meta.reify_bytecode; ARITH_TAC)",  # compiler-libs: runs raw bytecode
-        "(Pcaml.input_file := \"\"; ARITH_TAC)",  # camlp5
+        '(Pcaml.input_file := ""; ARITH_TAC)',  # camlp5
         "(exit 0; ARITH_TAC)",
         "(Stdlib.exit 0; ARITH_TAC)",
         "(at_exit (fun () -> ()); ARITH_TAC)",
-        "(let c = open_out \"/tmp/x\" in close_out c; ARITH_TAC)",
-        "(ignore (string_of_file \"/etc/passwd\"); ARITH_TAC)",
-        "(loadt \"Library/words.ml\"; ARITH_TAC)",
-        "(help \"x; touch /tmp/pwned\"; ARITH_TAC)",  # help shells out with sed
+        '(let c = open_out "/tmp/x" in close_out c; ARITH_TAC)',
+        '(ignore (string_of_file "/etc/passwd"); ARITH_TAC)',
+        '(loadt "Library/words.ml"; ARITH_TAC)',
+        '(help "x; touch /tmp/pwned"; ARITH_TAC)',  # help shells out with sed
         "(Gc.finalise (fun _ -> ()) (ref 0); ARITH_TAC)",
         "(Array.unsafe_set [|0|] 5 1; ARITH_TAC)",
         "(let open Unix in ignore (getpid ()); ARITH_TAC)",
@@ -170,13 +168,13 @@ def test_axioms_admitted_by_the_context_are_allowed(hol_base: WarmProcess) -> No
 
 
 def test_a_justification_that_proves_something_else_fails(core_goal: WarmProcess) -> None:
-    out = verdict(core_goal, "(fun g -> ([], [], fun _ _ -> TRUTH))")
-    assert out.verdict == Verdict.FAIL
+    out = verdict(core_goal, "(fun g -> (([], null_inst), [], fun _ _ -> TRUTH))")
+    assert (out.verdict, out.stage) == (Verdict.FAIL, Stage.CHECK), out
 
 
 def test_a_theorem_with_the_goal_as_hypothesis_fails(core_goal: WarmProcess) -> None:
-    out = verdict(core_goal, "(fun (_, w) -> ([], [], fun _ _ -> ASSUME w))")
-    assert out.verdict == Verdict.FAIL
+    out = verdict(core_goal, "(fun (_, w) -> (([], null_inst), [], fun _ _ -> ASSUME w))")
+    assert (out.verdict, out.stage) == (Verdict.FAIL, Stage.CHECK), out
 
 
 def test_shadowing_prove_inside_the_answer_changes_nothing(core_goal: WarmProcess) -> None:

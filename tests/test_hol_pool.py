@@ -1,0 +1,63 @@
+"""The worker pool: contexts loaded once, attempts spread over workers, nothing lost."""
+
+from __future__ import annotations
+
+from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
+from proofeval.provers.hol_light.pool import CheckSettings, HolLightChecker, Job
+from proofeval.provers.hol_light.server import WarmProcess
+
+DEFS = "let DOUBLE = new_definition `DOUBLE n = n + n`;;\n"
+
+
+def run(base: WarmProcess, jobs: list[Job], workers: int = 2) -> dict[tuple[str, int], Outcome]:
+    results: dict[tuple[str, int], Outcome] = {}
+
+    def record(attempt: Attempt, outcome: Outcome) -> None:
+        assert (attempt.problem_id, attempt.index) not in results
+        results[(attempt.problem_id, attempt.index)] = outcome
+
+    HolLightChecker(CheckSettings(workers=workers), record, base=base).run(jobs)
+    return results
+
+
+def job(problem: Problem, index: int, proof: str, timeout: float = 20.0) -> Job:
+    return Job(Attempt(problem.id, index, proof, proof), problem, timeout)
+
+
+def test_attempts_in_several_contexts_each_get_one_verdict(hol_base: WarmProcess) -> None:
+    core = Problem(id="core.add", statement="`!n. n + 0 = n`")
+    defs = Problem(id="defs.double", statement="`!n. DOUBLE n = 2 * n`", header=DEFS)
+    jobs = [job(core, i, "ARITH_TAC") for i in range(6)]
+    jobs += [job(defs, i, "REWRITE_TAC[DOUBLE] THEN ARITH_TAC") for i in range(5)]
+    jobs += [job(defs, 5, "ARITH_TAC")]
+    results = run(hol_base, jobs)
+    assert len(results) == 12
+    assert [results[("defs.double", 5)].verdict] == [Verdict.FAIL]
+    assert sum(o.verdict == Verdict.OK for o in results.values()) == 11
+
+
+def test_a_context_that_fails_to_load_makes_its_attempts_errors(hol_base: WarmProcess) -> None:
+    broken = Problem(id="broken", statement="`T`", header="let x = NO_SUCH_THING;;\n")
+    fine = Problem(id="fine", statement="`T`")
+    results = run(hol_base, [job(broken, 0, "ACCEPT_TAC TRUTH"), job(fine, 0, "ACCEPT_TAC TRUTH")])
+    assert results[("broken", 0)].verdict == Verdict.ERROR
+    assert results[("broken", 0)].stage == Stage.PRECHECK
+    assert "context failed to load" in results[("broken", 0)].message
+    assert results[("fine", 0)].verdict == Verdict.OK
+
+
+def test_an_unusable_statement_is_an_error_for_its_attempts(hol_base: WarmProcess) -> None:
+    bad = Problem(id="bad", statement="`!x. x +`")
+    results = run(hol_base, [job(bad, 0, "ARITH_TAC")], workers=1)
+    out = results[("bad", 0)]
+    assert (out.verdict, out.stage) == (Verdict.ERROR, Stage.PRECHECK)
+    assert "statement" in out.message
+
+
+def test_a_timeout_does_not_hold_up_the_other_worker(hol_base: WarmProcess) -> None:
+    p = Problem(id="p", statement="`!n. n + 0 = n`")
+    spin = "(let rec spin (g : goal) : goalstate = spin g in spin)"
+    jobs = [job(p, 0, spin, timeout=3.0)] + [job(p, i, "ARITH_TAC") for i in range(1, 9)]
+    results = run(hol_base, jobs)
+    assert results[("p", 0)].verdict == Verdict.TIMEOUT
+    assert all(results[("p", i)].verdict == Verdict.OK for i in range(1, 9))
