@@ -1,0 +1,110 @@
+"""The per-category table as the s2n-bignum-bench paper prints it, and results.csv."""
+
+from __future__ import annotations
+
+import csv
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from proofeval.model import Verdict
+from proofeval.store import ResultRow
+
+HEADER = ("Category", "Total", "Eval", "OK", "FAIL", "TO/ERR", "CHEATING", "OK/Tot")
+RESULTS_COLUMNS = ("problem_id", "attempt", "category", "verdict", "stage", "seconds", "message")
+
+
+@dataclass(frozen=True)
+class CategoryRow:
+    """Counts of attempts in one category: total, evaluated (have a verdict), per verdict."""
+
+    category: str
+    total: int = 0
+    evaluated: int = 0
+    ok: int = 0
+    fail: int = 0
+    timeout_error: int = 0
+    cheating: int = 0
+
+    @property
+    def ok_percent(self) -> float:
+        """OK as a percentage of all attempts (pending ones count as not OK)."""
+        return 100.0 * self.ok / self.total if self.total else 0.0
+
+    def cells(self) -> tuple[str, ...]:
+        counts = (self.total, self.evaluated, self.ok, self.fail, self.timeout_error)
+        numbers = (*counts, self.cheating)
+        return (self.category, *map(str, numbers), f"{self.ok_percent:.1f}%")
+
+
+def _count(category: str, rows: Sequence[ResultRow]) -> CategoryRow:
+    verdicts = [row.verdict for row in rows]
+    return CategoryRow(
+        category=category,
+        total=len(rows),
+        evaluated=sum(v is not None for v in verdicts),
+        ok=verdicts.count(Verdict.OK),
+        fail=verdicts.count(Verdict.FAIL),
+        timeout_error=verdicts.count(Verdict.TIMEOUT) + verdicts.count(Verdict.ERROR),
+        cheating=verdicts.count(Verdict.CHEATING),
+    )
+
+
+def category_table(rows: list[ResultRow]) -> list[CategoryRow]:
+    """One row per category, sorted by name, then the "Total" row over all attempts."""
+    by_category: dict[str, list[ResultRow]] = {}
+    for row in rows:
+        by_category.setdefault(row.category, []).append(row)
+    table = [_count(name, by_category[name]) for name in sorted(by_category)]
+    return [*table, _count("Total", rows)]
+
+
+def format_table(rows: list[CategoryRow]) -> str:
+    """Aligned plain text: header, rule, the categories, rule, the last (Total) row."""
+    lines = [HEADER, *(row.cells() for row in rows)]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
+
+    def render(cells: Sequence[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
+        return "  ".join((first, *rest))
+
+    rule = "-" * len(render(HEADER))
+    body = [render(cells) for cells in lines[1:]]
+    return "\n".join([render(HEADER), rule, *body[:-1], rule, *body[-1:]])
+
+
+def write_results_csv(rows: list[ResultRow], path: Path) -> None:
+    """One line per attempt: problem_id, attempt, category, verdict, stage, seconds, message."""
+    records = [RESULTS_COLUMNS, *(_result_record(row) for row in rows)]
+    write_csv_atomically(path, records)
+
+
+def _result_record(row: ResultRow) -> tuple[str, ...]:
+    return (
+        row.problem_id,
+        str(row.attempt),
+        row.category,
+        "" if row.verdict is None else row.verdict.value,
+        "" if row.stage is None else row.stage.value,
+        "" if row.seconds is None else f"{row.seconds:.3f}",
+        row.message,
+    )
+
+
+def write_csv_atomically(path: Path, records: Iterable[Sequence[str]]) -> None:
+    """Write a CSV so readers see the old file or the whole new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Not mkstemp: its files are private (0600); open() gives the user's usual permissions.
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(temp, "w", newline="", encoding="utf-8") as out:
+            csv.writer(out).writerows(records)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,217 @@
+"""The run store: problems, attempts and verdicts of one run in RUN_DIR/proofeval.sqlite.
+
+Each verdict is committed as it is recorded, in WAL mode, so a run killed at any moment
+(even by SIGKILL) keeps every verdict it finished and resumes from there. A verdict belongs
+to the exact proof text it judged (its SHA-256): change an attempt's proof and it is pending
+again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from proofeval.errors import InputError
+from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
+
+FILE_NAME = "proofeval.sqlite"
+SCHEMA_VERSION = 1
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS problems (
+        id TEXT PRIMARY KEY, benchmark TEXT NOT NULL, prover TEXT NOT NULL,
+        category TEXT NOT NULL, statement TEXT NOT NULL, header TEXT NOT NULL,
+        directory TEXT NOT NULL, timeout REAL, reference TEXT)""",
+    """CREATE TABLE IF NOT EXISTS attempts (
+        problem_id TEXT NOT NULL, idx INTEGER NOT NULL, output TEXT NOT NULL,
+        proof TEXT NOT NULL, proof_sha TEXT NOT NULL, PRIMARY KEY (problem_id, idx))""",
+    """CREATE TABLE IF NOT EXISTS verdicts (
+        problem_id TEXT NOT NULL, idx INTEGER NOT NULL, proof_sha TEXT NOT NULL,
+        verdict TEXT NOT NULL, stage TEXT NOT NULL, seconds REAL NOT NULL,
+        message TEXT NOT NULL, PRIMARY KEY (problem_id, idx, proof_sha))""",
+)
+
+UPSERT_PROBLEM = """
+INSERT INTO problems VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET
+    benchmark = excluded.benchmark, prover = excluded.prover, category = excluded.category,
+    statement = excluded.statement, header = excluded.header, directory = excluded.directory,
+    timeout = excluded.timeout, reference = excluded.reference
+"""
+
+UPSERT_ATTEMPT = """
+INSERT INTO attempts VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (problem_id, idx) DO UPDATE SET
+    output = excluded.output, proof = excluded.proof, proof_sha = excluded.proof_sha
+"""
+
+DROP_STALE_VERDICT = "DELETE FROM verdicts WHERE problem_id = ? AND idx = ? AND proof_sha != ?"
+
+RECORD = "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?)"
+
+OUTCOME = """
+SELECT verdict, stage, seconds, message FROM verdicts
+WHERE problem_id = ? AND idx = ? AND proof_sha = ?
+"""
+
+RESULTS = """
+SELECT a.problem_id, a.idx, COALESCE(p.category, 'uncategorized'),
+       v.verdict, v.stage, v.seconds, COALESCE(v.message, '')
+FROM attempts a
+LEFT JOIN problems p ON p.id = a.problem_id
+LEFT JOIN verdicts v
+    ON v.problem_id = a.problem_id AND v.idx = a.idx AND v.proof_sha = a.proof_sha
+ORDER BY a.problem_id, a.idx
+"""
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    problem_id: str
+    attempt: int
+    category: str
+    verdict: Verdict | None
+    stage: Stage | None
+    seconds: float | None
+    message: str
+
+
+def proof_sha(attempt: Attempt) -> str:
+    return hashlib.sha256(attempt.proof.encode()).hexdigest()
+
+
+class RunStore:
+    """One run directory's SQLite store; its methods may be called from several threads."""
+
+    def __init__(self, run_dir: Path) -> None:
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(
+                f"{run_dir}: cannot create the run directory: {exc.strerror}"
+            ) from None
+        self.path = run_dir / FILE_NAME
+        self._lock = threading.Lock()
+        # isolation_level=None: no implicit transactions; _transaction() commits explicitly.
+        self._db = sqlite3.connect(
+            self.path, timeout=30, isolation_level=None, check_same_thread=False
+        )
+        try:
+            self._setup()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise InputError(f"{self.path}: not a proofeval run store ({exc})") from None
+        except InputError:
+            self._db.close()
+            raise
+
+    def _setup(self) -> None:
+        self._db.execute("PRAGMA journal_mode=WAL")
+        # With WAL, NORMAL loses no commit when the process dies; only a power cut can.
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        with self._transaction() as db:
+            for statement in SCHEMA:
+                db.execute(statement)
+            row = db.execute("SELECT version FROM schema_version").fetchone()
+            if row is None:
+                db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+            elif row[0] != SCHEMA_VERSION:
+                raise InputError(
+                    f"{self.path}: run store version {row[0]}; "
+                    f"this proofeval reads version {SCHEMA_VERSION}"
+                )
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def add_problems(self, problems: Iterable[Problem]) -> None:
+        """Insert or update problems by id."""
+        rows = [
+            (
+                p.id,
+                p.benchmark,
+                p.prover,
+                p.category,
+                p.statement,
+                p.header,
+                p.directory,
+                p.timeout,
+                p.reference,
+            )
+            for p in problems
+        ]
+        with self._transaction() as db:
+            db.executemany(UPSERT_PROBLEM, rows)
+
+    def add_attempts(self, attempts: Iterable[Attempt]) -> None:
+        """Insert or update attempts by (problem id, index); a changed proof loses its verdict."""
+        rows = [(a.problem_id, a.index, a.output, a.proof, proof_sha(a)) for a in attempts]
+        with self._transaction() as db:
+            db.executemany(UPSERT_ATTEMPT, rows)
+            db.executemany(DROP_STALE_VERDICT, [(pid, idx, sha) for pid, idx, _, _, sha in rows])
+
+    def record(self, attempt: Attempt, outcome: Outcome) -> None:
+        """Store the verdict on this attempt's proof text, committed before returning."""
+        row = (
+            attempt.problem_id,
+            attempt.index,
+            proof_sha(attempt),
+            outcome.verdict.value,
+            outcome.stage.value,
+            outcome.seconds,
+            outcome.message,
+        )
+        with self._transaction() as db:
+            db.execute(RECORD, row)
+
+    def outcome(self, attempt: Attempt) -> Outcome | None:
+        """The verdict on this attempt's exact proof text, or None if it was not checked."""
+        with self._lock:
+            key = (attempt.problem_id, attempt.index, proof_sha(attempt))
+            row = self._db.execute(OUTCOME, key).fetchone()
+        if row is None:
+            return None
+        return Outcome(Verdict(row[0]), Stage(row[1]), row[2], row[3])
+
+    def pending(self, attempts: Iterable[Attempt]) -> list[Attempt]:
+        """The attempts with no verdict on their exact proof text, in the order given."""
+        with self._lock:
+            done = set(self._db.execute("SELECT problem_id, idx, proof_sha FROM verdicts"))
+        return [a for a in attempts if (a.problem_id, a.index, proof_sha(a)) not in done]
+
+    def results(self) -> list[ResultRow]:
+        """Every attempt with its category and verdict (None if pending), by problem, index."""
+        with self._lock:
+            rows = self._db.execute(RESULTS).fetchall()
+        return [_result_row(row) for row in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def _result_row(row: tuple) -> ResultRow:
+    problem_id, index, category, verdict, stage, seconds, message = row
+    return ResultRow(
+        problem_id,
+        index,
+        category,
+        None if verdict is None else Verdict(verdict),
+        None if stage is None else Stage(stage),
+        seconds,
+        message,
+    )

@@ -1,0 +1,34 @@
+"""Benchmark loaders: a path given by the user becomes problems (and any shipped answers)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from proofeval.errors import InputError
+from proofeval.model import Attempt, Problem
+from proofeval.suites import native_jsonl, s2n_layout
+
+
+@dataclass
+class Benchmark:
+    name: str
+    problems: list[Problem]
+    answers: list[Attempt]
+    source: Path
+
+
+def load_benchmark(path: Path) -> Benchmark:
+    """A directory in the s2n-bignum-bench layout, or a .jsonl file of problems."""
+    if path.is_dir():
+        name = path.resolve().name
+        problems, answers = s2n_layout.load(path, name)
+        return Benchmark(name, problems, answers, path)
+    if not path.exists():
+        raise InputError(f"no such file or directory: {path}")
+    if path.suffix == ".jsonl":
+        return Benchmark(path.stem, native_jsonl.load(path, path.stem), [], path)
+    raise InputError(
+        f"{path}: not a benchmark: expected a directory of <problem-id>/setup.ml + query.txt "
+        "or a .jsonl file of problems"
+    )

@@ -1,0 +1,76 @@
+"""proofeval's own problem format: JSONL, one problem object per line.
+
+Fields: id and statement (required, non-empty strings); prover ("hol-light"), category
+("uncategorized"), header (""), reference and directory (optional strings); timeout (a
+positive number of seconds, or null). A null optional field means its default; unknown fields
+are ignored. A relative directory is taken relative to the JSONL file's directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from proofeval.answers import jsonl_objects
+from proofeval.errors import InputError, read_text
+from proofeval.model import Problem
+from proofeval.timeouts import is_seconds
+
+
+def load(path: Path, benchmark: str) -> list[Problem]:
+    """The problems of a JSONL file, in file order."""
+    problems: list[Problem] = []
+    first_line: dict[str, int] = {}
+    for number, row in jsonl_objects(path, read_text(path)):
+        where = f"{path}:{number}"
+        problem = _problem(where, row, path.parent, benchmark)
+        if problem.id in first_line:
+            raise InputError(
+                f"{where}: duplicate id {problem.id!r} (first on line {first_line[problem.id]})"
+            )
+        first_line[problem.id] = number
+        problems.append(problem)
+    if not problems:
+        raise InputError(f"{path}: no problems: expected one JSON object per line")
+    return problems
+
+
+def _problem(where: str, row: dict, base: Path, benchmark: str) -> Problem:
+    directory = _string(where, row, "directory", "")
+    return Problem(
+        id=_required(where, row, "id"),
+        statement=_required(where, row, "statement"),
+        prover=_string(where, row, "prover", "hol-light"),
+        benchmark=benchmark,
+        category=_string(where, row, "category", "uncategorized"),
+        header=_string(where, row, "header", ""),
+        directory=str((base / directory).absolute()) if directory else "",
+        timeout=_timeout(where, row.get("timeout")),
+        reference=_optional(where, row, "reference"),
+    )
+
+
+def _required(where: str, row: dict, key: str) -> str:
+    value = _string(where, row, key, "").strip()
+    if not value:
+        raise InputError(f"{where}: missing {key}")
+    return value
+
+
+def _string(where: str, row: dict, key: str, default: str) -> str:
+    value = _optional(where, row, key)
+    return default if value is None else value
+
+
+def _optional(where: str, row: dict, key: str) -> str | None:
+    value = row.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InputError(f"{where}: {key} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _timeout(where: str, value: object) -> float | None:
+    if value is None:
+        return None
+    if not is_seconds(value):
+        raise InputError(f"{where}: timeout must be a positive number of seconds or null")
+    return float(value)
