@@ -111,6 +111,15 @@ class Scheduler:
         with self.cond:
             self.cond.notify_all()
 
+    def abort(self) -> None:
+        """Stop every worker after a failure that is not an attempt's fault."""
+        with self.cond:
+            for ctx in self.contexts:
+                ctx.pending.clear()
+                if ctx.state == "loading":
+                    ctx.state = "failed"
+            self.cond.notify_all()
+
 
 class HolLightChecker:
     """Runs jobs through a pool of worker threads, each driving one warm process."""
@@ -180,8 +189,9 @@ class HolLightChecker:
             return self.base
 
     def _load(self, ctx: Context) -> None:
+        base = self._base()  # failing to start HOL Light at all is fatal, not per context
         try:
-            template = self._base().clone()
+            template = base.clone()
             self._templates.append(template)
             if ctx.key[0].strip():
                 self.on_event(f"loading the {ctx.label()}")
@@ -212,10 +222,7 @@ class HolLightChecker:
                 own = self._check_one(ctx, own, job)
         except BaseException as exc:  # surfaced by run(); never lose it silently
             errors.append(exc)
-            with scheduler.cond:
-                for ctx in scheduler.contexts:
-                    ctx.pending.clear()
-                scheduler.cond.notify_all()
+            scheduler.abort()
         finally:
             if own is not None:
                 own.close()

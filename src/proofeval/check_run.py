@@ -1,0 +1,107 @@
+"""`proofeval check`: check every attempt of a benchmark into a resumable run directory."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from proofeval.answers import read_answers
+from proofeval.errors import InputError
+from proofeval.model import Attempt, Outcome, Problem
+from proofeval.provers.hol_light.pool import CheckSettings, HolLightChecker, Job
+from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.report.official_csv import write_official_csv
+from proofeval.report.table import category_table, format_table, write_results_csv
+from proofeval.store import ResultRow, RunStore
+from proofeval.suites import load_benchmark
+from proofeval.timeouts import load_policy
+
+SUPPORTED_PROVERS = {"hol-light"}
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    problems: Path
+    out: Path
+    answers: Path | None = None
+    timeout: float = 120.0
+    timeout_map: Path | None = None
+    timeouts: Path | None = None
+    official_csv: Path | None = None
+    settings: CheckSettings = CheckSettings()
+
+
+def say(message: str) -> None:
+    tqdm.write(f"proofeval: {message}", file=sys.stderr)
+
+
+def _attempts(opts: CheckOptions, problems: dict[str, Problem], shipped: list[Attempt]):
+    if opts.answers is None:
+        if not shipped:
+            raise InputError(f"{opts.problems} has no answer.txt files: give --answers FILE")
+        return shipped
+    attempts, warnings = read_answers(opts.answers, set(problems))
+    for warning in warnings:
+        say(f"warning: {warning}")
+    if not attempts:
+        raise InputError(f"{opts.answers} has no answers for the problems in {opts.problems}")
+    return attempts
+
+
+def _jobs(opts: CheckOptions, problems: dict[str, Problem], pending: list[Attempt]) -> list[Job]:
+    policy = load_policy(opts.problems, opts.timeout_map, opts.timeouts, opts.timeout)
+    jobs, unsupported = [], set()
+    for attempt in pending:
+        problem = problems[attempt.problem_id]
+        if problem.prover in SUPPORTED_PROVERS:
+            jobs.append(Job(attempt, problem, policy.for_problem(problem)))
+        else:
+            unsupported.add(problem.prover)
+    for prover in sorted(unsupported):
+        say(f"warning: no checker for prover {prover!r} yet: its attempts stay unchecked")
+    return jobs
+
+
+def run_check(opts: CheckOptions, base: WarmProcess | None = None) -> list[ResultRow]:
+    """Check what the run directory lacks, then write results.csv; the result rows."""
+    bench = load_benchmark(opts.problems)
+    problems = {p.id: p for p in bench.problems}
+    attempts = _attempts(opts, problems, bench.answers)
+    store = RunStore(opts.out)
+    try:
+        store.add_problems(bench.problems)
+        store.add_attempts(attempts)
+        jobs = _jobs(opts, problems, store.pending(attempts))
+        if len(jobs) < len(attempts):
+            say(f"{len(attempts) - len(jobs)} of {len(attempts)} attempts already checked")
+        _check(jobs, store, opts.settings, base)
+        rows = store.results()
+    finally:
+        store.close()
+    write_results_csv(rows, opts.out / "results.csv")
+    if opts.official_csv is not None:
+        write_official_csv(rows, opts.official_csv)
+    return rows
+
+
+def _check(jobs: list[Job], store: RunStore, settings: CheckSettings, base) -> None:
+    if not jobs:
+        return
+    with tqdm(total=len(jobs), unit="attempt", desc="checking", file=sys.stderr) as bar:
+        solved = 0
+
+        def record(attempt: Attempt, outcome: Outcome) -> None:
+            nonlocal solved
+            store.record(attempt, outcome)
+            solved += outcome.verdict == "OK"
+            bar.set_postfix(ok=solved, refresh=False)
+            bar.update()
+
+        HolLightChecker(settings, record, say, base=base).run(jobs)
+
+
+def print_table(rows: list[ResultRow]) -> None:
+    print(format_table(category_table(rows)))
