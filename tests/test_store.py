@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from proofeval.errors import InputError
-from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
+from proofeval.model import Attempt, Generation, Outcome, Problem, Stage, Verdict
 from proofeval.store import FILE_NAME, ResultRow, RunStore
 
 P1 = Problem(id="p1", statement="`1 + 1 = 2`", category="arith", header="let x = 1;;")
@@ -126,7 +126,7 @@ def test_threads_record_concurrently(tmp_path: Path):
 RECORDER = """
 import sys, time
 from pathlib import Path
-from proofeval.model import Attempt, Outcome, Stage, Verdict
+from proofeval.model import Generation, Attempt, Outcome, Stage, Verdict
 from proofeval.store import RunStore
 
 store = RunStore(Path(sys.argv[1]))
@@ -186,3 +186,16 @@ def test_run_dir_that_is_a_file(tmp_path: Path):
     with pytest.raises(InputError, match="cannot create the run directory") as caught:
         RunStore(tmp_path / "run")
     assert str(tmp_path / "run") in str(caught.value)
+
+
+def test_generations_are_kept_and_replaced(tmp_path: Path):
+    store = RunStore(tmp_path)
+    first = Generation("p1", 0, "prompt", "out", "m", 10, 20, 1.5)
+    store.record_generation(first)
+    store.record_generation(Generation("p1", 1, "prompt", "other", "m", 10, 5, 0.5))
+    store.close()
+    store = RunStore(tmp_path)
+    assert store.generations()[0] == first
+    store.record_generation(Generation("p1", 0, "prompt", "new", "m", 10, 20, 1.5))
+    assert [g.output for g in store.generations()] == ["new", "other"]
+    store.close()

@@ -62,3 +62,17 @@ class Outcome:
     def __post_init__(self) -> None:
         one_line = " ".join(self.message.split())[:300]
         object.__setattr__(self, "message", one_line)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One model completion for one problem; its `sample` is the attempt's index."""
+
+    problem_id: str
+    sample: int
+    prompt: str
+    output: str
+    model: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0

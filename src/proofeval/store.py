@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from proofeval.errors import InputError
-from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
+from proofeval.model import Attempt, Generation, Outcome, Problem, Stage, Verdict
 
 FILE_NAME = "proofeval.sqlite"
 SCHEMA_VERSION = 1
@@ -35,7 +35,19 @@ SCHEMA = (
         problem_id TEXT NOT NULL, idx INTEGER NOT NULL, proof_sha TEXT NOT NULL,
         verdict TEXT NOT NULL, stage TEXT NOT NULL, seconds REAL NOT NULL,
         message TEXT NOT NULL, PRIMARY KEY (problem_id, idx, proof_sha))""",
+    """CREATE TABLE IF NOT EXISTS generations (
+        problem_id TEXT NOT NULL, sample INTEGER NOT NULL, prompt TEXT NOT NULL,
+        output TEXT NOT NULL, model TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL, seconds REAL NOT NULL,
+        PRIMARY KEY (problem_id, sample))""",
 )
+
+RECORD_GENERATION = "INSERT OR REPLACE INTO generations VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+
+GENERATIONS = """
+SELECT problem_id, sample, prompt, output, model, prompt_tokens, completion_tokens, seconds
+FROM generations ORDER BY problem_id, sample
+"""
 
 UPSERT_PROBLEM = """
 INSERT INTO problems VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -198,6 +210,27 @@ class RunStore:
         with self._lock:
             rows = self._db.execute(RESULTS).fetchall()
         return [_result_row(row) for row in rows]
+
+    def record_generation(self, gen: Generation) -> None:
+        """Store one completion, committed before returning (a re-run skips it)."""
+        row = (
+            gen.problem_id,
+            gen.sample,
+            gen.prompt,
+            gen.output,
+            gen.model,
+            gen.prompt_tokens,
+            gen.completion_tokens,
+            gen.seconds,
+        )
+        with self._transaction() as db:
+            db.execute(RECORD_GENERATION, row)
+
+    def generations(self) -> list[Generation]:
+        """Every recorded completion, by problem and sample."""
+        with self._lock:
+            rows = self._db.execute(GENERATIONS).fetchall()
+        return [Generation(*row) for row in rows]
 
     def close(self) -> None:
         with self._lock:
