@@ -1,7 +1,7 @@
 # `make demo` and `make test` do all the set-up on a fresh Debian machine.
 PYTHON ?= python3
 VENV := .venv
-APT_PACKAGES := hol-light libnum-ocaml-dev ocaml-nox gcc bubblewrap python3-venv
+APT_PACKAGES := hol-light libnum-ocaml-dev ocaml-nox gcc bubblewrap python3-venv chromium
 
 .PHONY: install demo test lint bench clean
 

@@ -1,0 +1,62 @@
+"""proofeval check: check proof attempts against a benchmark."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from proofeval.check_run import CheckOptions, print_table, run_check, say
+from proofeval.commands.options import add_checker_options, checker_settings
+
+
+def configure(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check",
+        help="check proof attempts against a benchmark",
+        description="Check every attempt in a warm, sandboxed prover; one verdict per attempt "
+        "(OK, FAIL, CHEATING, TIMEOUT, ERROR). Re-running on the same --out resumes.",
+    )
+    p.add_argument(
+        "problems",
+        type=Path,
+        help="a directory in the s2n-bignum-bench layout (<id>/setup.ml, <id>/query.txt) "
+        "or a .jsonl file of problems",
+    )
+    p.add_argument(
+        "--answers",
+        type=Path,
+        metavar="FILE",
+        help="answers as CSV (problem_id,answer columns) or JSONL ({problem_id, answer}); "
+        "default: the answer.txt files of the problems directory",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="RUN_DIR",
+        help="run directory: SQLite store, results.csv",
+    )
+    p.add_argument(
+        "--official-csv",
+        type=Path,
+        metavar="FILE",
+        help="also write the s2n-bignum-bench results CSV (Problem,Verdict)",
+    )
+    add_checker_options(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    opts = CheckOptions(
+        problems=args.problems,
+        answers=args.answers,
+        out=args.out,
+        timeout=args.timeout,
+        timeout_map=args.timeout_map,
+        timeouts=args.timeouts,
+        official_csv=args.official_csv,
+        settings=checker_settings(args),
+    )
+    print_table(run_check(opts))
+    say(f"results: {opts.out / 'results.csv'}")
+    return 0

@@ -1,0 +1,47 @@
+"""proofeval demo: check the embedded benchmark's sample answers and print the table."""
+
+from __future__ import annotations
+
+import argparse
+from importlib import resources
+from pathlib import Path
+
+from proofeval.check_run import CheckOptions, print_table, run_check, say
+from proofeval.commands.options import add_checker_options, checker_settings
+
+
+def demo_file(name: str) -> Path:
+    return Path(str(resources.files("proofeval") / "demo" / name))
+
+
+def configure(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="check the embedded demo benchmark and print the table",
+        description="Check the sample answers of the embedded HOL Light benchmark "
+        "(arithmetic, sets, lists, logic, bit vectors, a context with admitted lemmas).",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("demo-run"),
+        metavar="RUN_DIR",
+        help="run directory (default %(default)s; re-running resumes)",
+    )
+    add_checker_options(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    opts = CheckOptions(
+        problems=demo_file("problems.jsonl"),
+        answers=demo_file("answers.jsonl"),
+        out=args.out,
+        timeout=args.timeout,
+        timeout_map=args.timeout_map,
+        timeouts=args.timeouts,
+        settings=checker_settings(args),
+    )
+    print_table(run_check(opts))
+    say(f"results: {opts.out / 'results.csv'}")
+    return 0

@@ -1,0 +1,80 @@
+"""Options shared by the commands that check proofs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from proofeval.provers.hol_light.pool import CheckSettings
+from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT
+
+
+def positive(kind):
+    """An argparse type: a positive int or float."""
+
+    def parse(text: str):
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive, not {text}")
+        return value
+
+    return parse
+
+
+def add_checker_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("checking")
+    g.add_argument(
+        "--workers",
+        type=positive(int),
+        default=os.cpu_count() or 1,
+        help="attempts checked in parallel (default: the number of cores, %(default)s)",
+    )
+    g.add_argument(
+        "--timeout",
+        type=positive(float),
+        default=120.0,
+        help="seconds per attempt when neither timeout file names a limit (default %(default)s)",
+    )
+    g.add_argument(
+        "--timeout-map",
+        type=Path,
+        metavar="FILE",
+        help="per-problem limits: JSON list of {problem_id, timeout_sec} "
+        "(default: timeout-map.json beside the problems)",
+    )
+    g.add_argument(
+        "--timeouts",
+        type=Path,
+        metavar="FILE",
+        help="per-category limits: JSON {category: seconds} "
+        "(default: timeouts.json beside the problems)",
+    )
+    g.add_argument(
+        "--memory-limit",
+        type=positive(int),
+        default=4096,
+        metavar="MB",
+        help="address-space limit of each attempt in MiB (default %(default)s)",
+    )
+    g.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run HOL Light without bubblewrap (only where user namespaces are unavailable)",
+    )
+    g.add_argument(
+        "--hol-light",
+        type=Path,
+        default=DEBIAN_HOL_LIGHT,
+        metavar="DIR",
+        help="HOL Light directory with hol.ml and its toplevel `ocaml` (default %(default)s)",
+    )
+
+
+def checker_settings(args: argparse.Namespace) -> CheckSettings:
+    return CheckSettings(
+        workers=args.workers,
+        memory_mb=args.memory_limit,
+        sandbox=not args.no_sandbox,
+        hol_dir=args.hol_light,
+    )
