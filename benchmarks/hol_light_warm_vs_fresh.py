@@ -88,39 +88,53 @@ def time_workers(base, workers: int, count: int) -> float:
     return elapsed
 
 
+def measure_cli(attempts: int) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        problems, one = write_benchmark(root, 1)
+        _, many = write_benchmark(root, attempts)
+        return time_cli(problems, one, root / "run-1"), time_cli(problems, many, root / "run-n")
+
+
+def measure_workers(heavy: int) -> tuple[float, float]:
+    launcher = Launcher()
+    try:
+        base = launcher.start()
+        time_workers(base, 1, 2)  # warm up: the first clone and context set-up
+        return time_workers(base, 1, heavy), time_workers(base, 2, heavy)
+    finally:
+        launcher.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attempts", type=int, default=60)
     parser.add_argument("--naive-runs", type=int, default=2)
     parser.add_argument("--heavy", type=int, default=16, help="CPU-bound attempts per pool")
+    parser.add_argument(
+        "--parts", default="cli,naive,workers", help="which measurements to run (comma-separated)"
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        problems, one = write_benchmark(root, 1)
-        _, many = write_benchmark(root, args.attempts)
-        t1 = time_cli(problems, one, root / "run-1")
-        tn = time_cli(problems, many, root / "run-n")
-    naive = [time_fresh_process() for _ in range(args.naive_runs)]
-    naive_each = sum(naive) / len(naive)
-    launcher = Launcher()
-    try:
-        base = launcher.start()
-        w1 = time_workers(base, 1, args.heavy)
-        w2 = time_workers(base, 2, args.heavy)
-    finally:
-        launcher.close()
-
+    parts = set(args.parts.split(","))
     n = args.attempts
-    print(f"proofeval check, 1 attempt:            {t1:8.1f} s")
-    print(f"proofeval check, {n} attempts:          {tn:8.1f} s")
-    print(f"  ratio {n}/1:                          {tn / t1:8.3f}   (target <= 1.10)")
-    print(f"  cost per extra attempt:              {(tn - t1) / (n - 1) * 1000:8.1f} ms")
-    print(f"naive, fresh HOL Light per attempt:    {naive_each:8.1f} s  (mean of {len(naive)})")
-    print(f"  naive {n} attempts (estimated):       {naive_each * n:8.1f} s")
-    print(f"  speed-up of proofeval at {n}:         {naive_each * n / tn:8.1f}x")
-    print(f"{args.heavy} CPU-bound proofs, 1 worker:        {w1:8.2f} s")
-    print(f"{args.heavy} CPU-bound proofs, 2 workers:       {w2:8.2f} s")
-    print(f"  throughput ratio 2/1:                {w1 / w2:8.2f}x  (target >= 1.7)")
+    if "cli" in parts:
+        t1, tn = measure_cli(n)
+        print(f"proofeval check, 1 attempt:            {t1:8.1f} s")
+        print(f"proofeval check, {n} attempts:          {tn:8.1f} s")
+        print(f"  ratio {n}/1:                          {tn / t1:8.3f}   (target <= 1.10)")
+        print(f"  cost per extra attempt:              {(tn - t1) / (n - 1) * 1000:8.1f} ms")
+    if "naive" in parts:
+        naive = [time_fresh_process() for _ in range(args.naive_runs)]
+        each = sum(naive) / len(naive)
+        print(f"naive, fresh HOL Light per attempt:    {each:8.1f} s  (mean of {len(naive)})")
+        print(f"  naive {n} attempts (estimated):       {each * n:8.1f} s")
+        if "cli" in parts:
+            print(f"  speed-up of proofeval at {n}:         {each * n / tn:8.1f}x")
+    if "workers" in parts:
+        w1, w2 = measure_workers(args.heavy)
+        print(f"{args.heavy} CPU-bound proofs, 1 worker:        {w1:8.2f} s")
+        print(f"{args.heavy} CPU-bound proofs, 2 workers:       {w2:8.2f} s")
+        print(f"  throughput ratio 2/1:                {w1 / w2:8.2f}x  (target >= 1.7)")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Run prover processes inside bubblewrap: no network, read-only system, private /tmp."""
+"""Run prover processes inside bubblewrap: no network, read-only system, private scratch."""
 
 from __future__ import annotations
 
@@ -31,8 +31,12 @@ def bwrap_prefix(writable: list[Path]) -> list[str]:
         "/dev",
         "--proc",
         "/proc",
+        # Private scratch; /tmp stays visible read-only, since benchmarks may live there.
         "--tmpfs",
-        "/tmp",
+        "/var/tmp",
+        "--setenv",
+        "TMPDIR",
+        "/var/tmp",
     ]
     for d in writable:
         cmd += ["--bind", str(d), str(d)]

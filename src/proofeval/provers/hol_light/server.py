@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from proofeval.model import Outcome, Stage, Verdict
@@ -90,6 +91,29 @@ class Connection:
         self.sock.close()
 
 
+@dataclass(frozen=True)
+class Phrase:
+    """A top-level phrase of a source file, as HOL Light's parser sees it.
+
+    Offsets are byte offsets into the file; `start` is where the phrase's code begins
+    (after comments and blank lines), `end` is just past its terminating `;;`.
+    kind: "prove" (`let name = prove(goal, tactic)`, also `time prove`), "load"
+    (`needs`/`loadt`/`loads` of the file `arg`), "directive", or "other".
+    """
+
+    start: int
+    end: int
+    kind: str
+    name: str
+    arg: str
+    goal: tuple[int, int] | None
+    tactic: tuple[int, int] | None
+
+
+def _span(a: str, b: str) -> tuple[int, int] | None:
+    return None if a == "-1" else (int(a), int(b))
+
+
 class WarmProcess:
     """A HOL Light process with some context loaded, ready to check attempts."""
 
@@ -114,6 +138,25 @@ class WarmProcess:
             raise CheckerError(f"unexpected reply from HOL Light: {reply[:2]}")
         _, verdict, stage, message, seconds = reply
         return Outcome(Verdict(verdict), Stage(stage), float(seconds), message)
+
+    def eval_string(self, expr: str, timeout: float = 600.0) -> str:
+        """Evaluate a trusted expression of type string (proofeval's own code, never an
+        answer: it is not deny-checked)."""
+        reply = self.conn.request(["eval", expr], timeout)
+        if reply[0] != "ok":
+            raise CheckerError(f"evaluation failed: {reply[-1]}")
+        return reply[1]
+
+    def split(self, path: Path) -> list[Phrase]:
+        """The top-level phrases of a source file, parsed (not run) by HOL Light."""
+        reply = self.conn.request(["split", str(path)], 600.0)
+        if reply[0] != "ok":
+            raise CheckerError(f"{path}: {reply[-1]}")
+        fields = reply[1:]
+        return [
+            Phrase(int(f[0]), int(f[1]), f[2], f[3], f[4], _span(f[5], f[6]), _span(f[7], f[8]))
+            for f in (fields[i : i + 9] for i in range(0, len(fields), 9))
+        ]
 
     def clone(self) -> WarmProcess:
         return self.launcher.clone(self)

@@ -5,7 +5,8 @@ Topdirs.dir_directory (Sys.getenv "PROOFEVAL_BUILD_DIR");;
 #load "proofeval_server.cma";;
 let proofeval_tactic_slot : (unit -> tactic) option ref = ref None;;
 let proofeval_term_slot : (unit -> term) option ref = ref None;;
+let proofeval_string_slot : (unit -> string) option ref = ref None;;
 Proofeval_server.serve
   { Proofeval_server.prove = prove; Proofeval_server.dest_thm = dest_thm;
     Proofeval_server.axioms = axioms; Proofeval_server.aconv = aconv }
-  proofeval_tactic_slot proofeval_term_slot;;
+  proofeval_tactic_slot proofeval_term_slot proofeval_string_slot;;

@@ -319,11 +319,11 @@ let typecheck_into ~slot_name ~type_name e =
 type 'a slot = (unit -> 'a) option ref
 
 (* Parse, deny-check and type-check [text]; the thunk, or why not. *)
-let compile (slot : 'a slot) ~slot_name ~type_name text =
+let compile ?(trusted = false) (slot : 'a slot) ~slot_name ~type_name text =
   match parse_expression text with
   | exception Not_one_expression why -> `Error why
   | e -> (
-      match check_allowed e with
+      match if trusted then () else check_allowed e with
       | exception Denied why -> `Denied why
       | () -> (
           slot := None;
@@ -472,6 +472,7 @@ type ('term, 'thm, 'tac) server = {
   hol : ('term, 'thm, 'tac) hol;
   tactic_slot : 'tac slot;
   term_slot : 'term slot;
+  string_slot : string slot;
   goals : (string, 'term) Hashtbl.t;
   socket_path : string;
 }
@@ -496,6 +497,83 @@ let add_goal srv id text =
           [ "ok" ]
       | exception exn -> [ "error"; "the statement does not evaluate: " ^ Printexc.to_string exn ])
 
+(* Trusted text from proofeval itself (never an answer): an expression of type string. *)
+let eval_string srv text =
+  match compile ~trusted:true srv.string_slot ~slot_name:"proofeval_string_slot"
+          ~type_name:"string" text with
+  | `Error why | `Denied why -> [ "error"; why ]
+  | `Ok thunk -> (
+      match thunk () with
+      | value -> [ "ok"; value ]
+      | exception exn -> [ "error"; Printexc.to_string exn ])
+
+(* ---------------------------------------------------------------------- *)
+(* Splitting a source file into top-level phrases, for the builder.         *)
+(* ---------------------------------------------------------------------- *)
+
+let span (loc : Location.t) = (loc.loc_start.pos_cnum, loc.loc_end.pos_cnum)
+
+let prove_arguments (e : Parsetree.expression) =
+  let open Parsetree in
+  let is name (f : expression) =
+    match f.pexp_desc with Pexp_ident { txt = Longident.Lident n; _ } -> n = name | _ -> false
+  in
+  match e.pexp_desc with
+  | Pexp_apply (f, [ (Asttypes.Nolabel, { pexp_desc = Pexp_tuple [ g; t ]; _ }) ])
+    when is "prove" f -> Some (g, t)
+  | Pexp_apply (f, [ (Asttypes.Nolabel, p); (Asttypes.Nolabel, { pexp_desc = Pexp_tuple [ g; t ]; _ }) ])
+    when is "time" f && is "prove" p -> Some (g, t)
+  | _ -> None
+
+(* kind, name, argument, goal span, tactic span *)
+let classify (items : Parsetree.structure) =
+  let open Parsetree in
+  let none = (-1, -1) in
+  match items with
+  | [ { pstr_desc = Pstr_value (_, [ { pvb_pat = { ppat_desc = Ppat_var { txt = name; _ }; _ };
+                                         pvb_expr; _ } ]); _ } ] -> (
+      match prove_arguments pvb_expr with
+      | Some (g, t) -> ("prove", name, "", span g.pexp_loc, span t.pexp_loc)
+      | None -> ("other", name, "", none, none))
+  | [ { pstr_desc = Pstr_eval ({ pexp_desc = Pexp_apply (
+          { pexp_desc = Pexp_ident { txt = Longident.Lident f; _ }; _ },
+          [ (Asttypes.Nolabel, { pexp_desc = Pexp_constant (Pconst_string (arg, _, _)); _ }) ]); _ },
+        _); _ } ]
+    when List.mem f [ "needs"; "loadt"; "loads" ] -> ("load", f, arg, none, none)
+  | _ -> ("other", "", "", none, none)
+
+(* camlp5 numbers positions from where each phrase's parse began: [base] shifts them. *)
+let phrase_fields base stop phrase =
+  let ints (a, b) = if a < 0 then [ "-1"; "-1" ] else [ string_of_int (base + a); string_of_int (base + b) ] in
+  let kind, name, arg, goal, tactic, start =
+    match phrase with
+    | Parsetree.Ptop_dir { pdir_loc; _ } -> ("directive", "", "", (-1, -1), (-1, -1), fst (span pdir_loc))
+    | Parsetree.Ptop_def [] -> ("other", "", "", (-1, -1), (-1, -1), 0)
+    | Parsetree.Ptop_def (first :: _ as items) ->
+        let kind, name, arg, goal, tactic = classify items in
+        (kind, name, arg, goal, tactic, fst (span first.pstr_loc))
+  in
+  string_of_int (base + start) :: string_of_int stop :: [ kind; name; arg ] @ ints goal @ ints tactic
+
+let split_file path =
+  let ic = open_in_bin path in
+  let text = really_input_string ic (in_channel_length ic) in
+  close_in ic;
+  let lexbuf = Lexing.from_string text in
+  Location.init lexbuf path;
+  let rec loop acc =
+    let base = lexbuf.Lexing.lex_curr_pos in
+    match capture_output (fun () -> !Toploop.parse_toplevel_phrase lexbuf) with
+    | phrase, _ ->
+        let fields = phrase_fields base lexbuf.Lexing.lex_curr_pos phrase in
+        loop (List.rev_append fields acc)
+    | exception Captured (End_of_file, _) -> "ok" :: List.rev acc
+    | exception Captured (exn, printed) ->
+        let why = if String.trim printed = "" then Printexc.to_string exn else printed in
+        [ "error"; one_line ~limit:1000 why ]
+  in
+  try loop [] with Sys_error e -> [ "error"; e ]
+
 let connect path token =
   let sock = Unix.socket ~cloexec:true Unix.PF_UNIX Unix.SOCK_STREAM 0 in
   Unix.connect sock (Unix.ADDR_UNIX path);
@@ -508,23 +586,34 @@ let rec serve_on srv sock =
     match read_fields ic with
     | exception End_of_file -> Unix._exit 0
     | request ->
-        (match request with
-        | [ "ping" ] -> send sock [ "ok" ]
-        | [ "load"; dir; path ] ->
-            (try if dir <> "" then Sys.chdir dir with Sys_error e -> ignore e);
-            send sock (load_file path)
-        | [ "goal"; id; text ] -> send sock (add_goal srv id text)
-        | [ "check"; id; timeout; memory_mb; answer ] -> (
-            match Hashtbl.find_opt srv.goals id with
-            | None -> send sock [ "error"; "unknown goal " ^ id ]
-            | Some goal ->
-                let limits = { timeout = float_of_string timeout; memory_mb = int_of_string memory_mb } in
-                send sock ("verdict" :: check srv.hol srv.tactic_slot goal limits answer ~server_fd:sock))
-        | [ "clone"; token ] -> send sock (clone srv sock token)
-        | _ -> send sock [ "error"; "bad request" ]);
+        (try handle srv sock request
+         with exn -> send sock [ "error"; "request failed: " ^ one_line (Printexc.to_string exn) ]);
         loop ()
   in
   loop ()
+
+and handle srv sock request =
+  let reply =
+    match request with
+    | [ "ping" ] -> [ "ok" ]
+    | [ "load"; dir; path ] ->
+        if dir <> "" then Sys.chdir dir;
+        load_file path
+    | [ "goal"; id; text ] -> add_goal srv id text
+    | [ "check"; id; timeout; memory_mb; answer ] -> (
+        match Hashtbl.find_opt srv.goals id with
+        | None -> [ "error"; "unknown goal " ^ id ]
+        | Some goal ->
+            let limits =
+              { timeout = float_of_string timeout; memory_mb = int_of_string memory_mb }
+            in
+            "verdict" :: check srv.hol srv.tactic_slot goal limits answer ~server_fd:sock)
+    | [ "clone"; token ] -> clone srv sock token
+    | [ "eval"; text ] -> eval_string srv text
+    | [ "split"; path ] -> split_file path
+    | _ -> [ "error"; "bad request" ]
+  in
+  send sock reply
 
 (* A copy of this warm process that serves its own connection: double fork so
    that the clone is not our child and needs no reaping. *)
@@ -540,7 +629,7 @@ and clone srv sock token =
       ignore (reap pid);
       [ "ok" ]
 
-let serve hol tactic_slot term_slot =
+let serve hol tactic_slot term_slot string_slot =
   let socket_path = Sys.getenv "PROOFEVAL_SOCKET" and token = Sys.getenv "PROOFEVAL_TOKEN" in
-  let srv = { hol; tactic_slot; term_slot; goals = Hashtbl.create 64; socket_path } in
+  let srv = { hol; tactic_slot; term_slot; string_slot; goals = Hashtbl.create 64; socket_path } in
   serve_on srv (connect socket_path token)
