@@ -1,8 +1,9 @@
 """Check many attempts in parallel against warm HOL Light contexts.
 
-The core is loaded once (the base process). Each distinct context (header text and
-directory) is loaded once, into a fork of the base: the context's template. Each worker
-checks attempts in its own fork of a template, and every attempt in a fork of that.
+The core is loaded once (the base process). Each node of the context tree (contexts.py)
+is loaded once, into a fork of its parent node's process: its template. Each worker
+checks attempts in its own fork of a template, and every attempt runs in a fork of
+that. Attempts may arrive while checking goes on (`submit`, then `finish`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
+from proofeval.provers.hol_light import contexts
 from proofeval.provers.hol_light.server import (
     DEBIAN_HOL_LIGHT,
     CheckerError,
@@ -40,85 +42,106 @@ class Job:
     timeout: float
 
 
-def context_key(problem: Problem) -> tuple[str, str]:
-    return (problem.header, problem.directory)
+@dataclass(eq=False)
+class Slot:
+    """The loading state of one context-tree node, and the attempts waiting on it."""
 
-
-@dataclass
-class Context:
-    """One distinct context and the attempts still to check in it."""
-
-    key: tuple[str, str]
-    problems: dict[str, Problem]
-    pending: deque[Job] = field(default_factory=deque)
+    node: contexts.Node
+    parent: Slot | None
     state: str = "new"  # new -> loading -> ready | failed
     template: WarmProcess | None = None
     failure: str = ""
     goal_errors: dict[str, str] = field(default_factory=dict)
-    active: int = 0  # workers holding a clone of the template
+    pending: deque[Job] = field(default_factory=deque)
+    active: int = 0  # workers on this context
+    holds: int = 0  # reasons to keep the template: unloaded children, unfinished attempts
+    attempts_done: bool = False
 
     def label(self) -> str:
-        first = next(iter(self.problems))
-        return f"context of {first}" + (
-            f" (+{len(self.problems) - 1})" if len(self.problems) > 1 else ""
-        )
+        ids = sorted(self.node.problems)
+        first = ids[0] if ids else "a shared prefix"
+        return f"context of {first}" + (f" (+{len(ids) - 1})" if len(ids) > 1 else "")
 
 
 class Scheduler:
-    """Hands each worker its next job, loading contexts as they are first needed."""
+    """Hands each worker its next job; keeps each template exactly as long as needed."""
 
-    def __init__(self, contexts: list[Context]) -> None:
-        self.contexts = contexts
+    def __init__(self, slots: dict[contexts.Node, Slot], order: list[Slot]) -> None:
+        self.slots = slots
+        self.order = order  # contexts in the order their problems were given
         self.cond = threading.Condition()
+        self.finished = False
+        for slot in slots.values():
+            if slot.parent is not None:
+                slot.parent.holds += 1
+        for slot in order:
+            slot.holds += 1  # released when its last attempt is done
 
-    def next_job(self, current: Context | None) -> tuple[Context, Job, bool] | None:
-        """(context, job, must_load): must_load means the caller loads the context first."""
+    def submit(self, slot: Slot, job: Job) -> None:
         with self.cond:
-            while True:
-                pick = self._pick(current)
-                if pick is not None:
-                    ctx, must_load = pick
-                    if must_load:
-                        ctx.state = "loading"
-                    if ctx is not current:
-                        self._leave(current)
-                        ctx.active += 1
-                    return ctx, ctx.pending.popleft(), must_load
-                if not any(c.state == "loading" for c in self.contexts):
-                    self._leave(current)
-                    return None
-                self.cond.wait()
+            slot.pending.append(job)
+            self.cond.notify_all()
 
-    @staticmethod
-    def _leave(ctx: Context | None) -> None:
-        if ctx is None:
-            return
-        ctx.active -= 1
-        if not ctx.pending and ctx.active == 0 and ctx.template is not None:
-            ctx.template.close()  # frees its memory; nobody will clone it again
-            ctx.template = None
-
-    def _pick(self, current: Context | None) -> tuple[Context, bool] | None:
-        if current is not None and current.state == "ready" and current.pending:
-            return current, False
-        ready = [c for c in self.contexts if c.state in ("ready", "failed") and c.pending]
-        if ready:
-            return min(ready, key=lambda c: c.active), False
-        fresh = [c for c in self.contexts if c.state == "new" and c.pending]
-        return (fresh[0], True) if fresh else None
-
-    def loaded(self, ctx: Context) -> None:
+    def finish(self) -> None:
         with self.cond:
+            self.finished = True
+            for slot in self.order:
+                self._maybe_done(slot)
             self.cond.notify_all()
 
     def abort(self) -> None:
         """Stop every worker after a failure that is not an attempt's fault."""
         with self.cond:
-            for ctx in self.contexts:
-                ctx.pending.clear()
-                if ctx.state == "loading":
-                    ctx.state = "failed"
+            self.finished = True
+            for slot in self.slots.values():
+                slot.pending.clear()
+                if slot.state == "loading":
+                    slot.state = "failed"
             self.cond.notify_all()
+
+    def next_job(self, current: Slot | None) -> tuple[Slot, Job] | None:
+        with self.cond:
+            while True:
+                slot = self._pick(current)
+                if slot is not None:
+                    if slot is not current:
+                        self._leave(current)
+                        slot.active += 1
+                    return slot, slot.pending.popleft()
+                if self.finished:
+                    self._leave(current)
+                    return None
+                self.cond.wait()
+
+    def _pick(self, current: Slot | None) -> Slot | None:
+        if current is not None and current.pending:
+            return current
+        waiting = [s for s in self.order if s.pending]
+        for states in (("ready", "failed"), ("new",), ("loading",)):
+            candidates = [s for s in waiting if s.state in states]
+            if candidates:
+                return min(candidates, key=lambda s: s.active)
+        return None
+
+    def _leave(self, slot: Slot | None) -> None:
+        if slot is not None:
+            slot.active -= 1
+            self._maybe_done(slot)
+
+    def _maybe_done(self, slot: Slot) -> None:
+        if self.finished and not slot.pending and slot.active == 0 and not slot.attempts_done:
+            slot.attempts_done = True
+            self._release(slot)
+
+    def release(self, slot: Slot) -> None:
+        with self.cond:
+            self._release(slot)
+
+    def _release(self, slot: Slot) -> None:
+        slot.holds -= 1
+        if slot.holds == 0 and slot.parent is not None and slot.template is not None:
+            slot.template.close()  # frees its memory; nobody will clone it again
+            slot.template = None
 
 
 class HolLightChecker:
@@ -140,11 +163,13 @@ class HolLightChecker:
         self._base_lock = threading.Lock()
         self._templates: list[WarmProcess] = []
 
-    def run(self, jobs: Iterable[Job]) -> None:
-        contexts = self._group(jobs)
-        if not contexts:
-            return
-        scheduler = Scheduler(contexts)
+    def run(self, jobs: Iterable[Job], problems: Iterable[Problem] | None = None) -> None:
+        """Check every job. With `problems` (every problem jobs may name), jobs are
+        consumed as they come, so they may be produced while checking goes on."""
+        if problems is None:
+            jobs = list(jobs)
+            problems = {j.problem.id: j.problem for j in jobs}.values()
+        by_problem, scheduler = self._plan(problems)
         errors: list[BaseException] = []
         threads = [
             threading.Thread(target=self._worker, args=(scheduler, errors), daemon=True)
@@ -153,6 +178,7 @@ class HolLightChecker:
         try:
             for t in threads:
                 t.start()
+            self._feed(jobs, by_problem, scheduler, errors)
             for t in threads:
                 t.join()
         finally:
@@ -170,14 +196,31 @@ class HolLightChecker:
             self.base = None
 
     @staticmethod
-    def _group(jobs: Iterable[Job]) -> list[Context]:
-        by_key: dict[tuple[str, str], Context] = {}
-        for job in jobs:
-            key = context_key(job.problem)
-            ctx = by_key.setdefault(key, Context(key, {}))
-            ctx.problems[job.problem.id] = job.problem
-            ctx.pending.append(job)
-        return list(by_key.values())
+    def _plan(problems: Iterable[Problem]) -> tuple[dict[str, Slot], Scheduler]:
+        nodes = contexts.build(problems)
+        slots: dict[contexts.Node, Slot] = {}
+
+        def slot_of(node: contexts.Node) -> Slot:
+            if node not in slots:
+                parent = None if node.parent is None else slot_of(node.parent)
+                slots[node] = Slot(node, parent)
+            return slots[node]
+
+        by_problem = {pid: slot_of(node) for pid, node in nodes.items()}
+        order = list(dict.fromkeys(by_problem.values()))
+        return by_problem, Scheduler(slots, order)
+
+    @staticmethod
+    def _feed(
+        jobs: Iterable[Job], by_problem: dict[str, Slot], scheduler: Scheduler, errors: list
+    ) -> None:
+        try:
+            for job in jobs:
+                if errors:
+                    break
+                scheduler.submit(by_problem[job.problem.id], job)
+        finally:
+            scheduler.finish()
 
     def _base(self) -> WarmProcess:
         with self._base_lock:
@@ -188,38 +231,64 @@ class HolLightChecker:
                 self.on_event("HOL Light core loaded")
             return self.base
 
-    def _load(self, ctx: Context) -> None:
-        base = self._base()  # failing to start HOL Light at all is fatal, not per context
+    def _ensure(self, slot: Slot, scheduler: Scheduler) -> None:
+        """Load this node (and any ancestor not loaded yet), or wait for whoever is."""
+        with scheduler.cond:
+            while slot.state == "loading":
+                scheduler.cond.wait()
+            if slot.state != "new":
+                return
+            slot.state = "loading"
         try:
-            template = base.clone()
+            self._load(slot, scheduler)
+        finally:
+            with scheduler.cond:
+                if slot.state == "loading":
+                    slot.state = "failed"
+                    slot.failure = slot.failure or "loading was interrupted"
+                scheduler.cond.notify_all()
+            if slot.parent is not None:
+                scheduler.release(slot.parent)
+
+    def _load(self, slot: Slot, scheduler: Scheduler) -> None:
+        if slot.parent is None:
+            source = self._base()
+        else:
+            self._ensure(slot.parent, scheduler)
+            if slot.parent.state == "failed":
+                slot.failure, slot.state = slot.parent.failure, "failed"
+                return
+            assert slot.parent.template is not None
+            source = slot.parent.template
+        try:
+            template = source.clone()
             self._templates.append(template)
-            if ctx.key[0].strip():
-                self.on_event(f"loading the {ctx.label()}")
-                path = template.launcher.scratch_file("context", ctx.key[0])
-                template.load(path, ctx.key[1])
-            for problem in ctx.problems.values():
+            text = slot.node.remainder()
+            if text.strip():
+                self.on_event(f"loading the {slot.label()}")
+                template.load(template.launcher.scratch_file("context", text), slot.node.directory)
+            for problem in slot.node.problems.values():
                 why = template.add_goal(problem.id, problem.statement)
                 if why is not None:
-                    ctx.goal_errors[problem.id] = why
-            ctx.template, ctx.state = template, "ready"
+                    slot.goal_errors[problem.id] = why
         except CheckerError as exc:
-            ctx.failure, ctx.state = str(exc), "failed"
-            self.on_event(f"{ctx.label()}: {exc}")
+            slot.failure, slot.state = str(exc), "failed"
+            self.on_event(f"{slot.label()}: {exc}")
+            return
+        slot.template, slot.state = template, "ready"
 
     def _worker(self, scheduler: Scheduler, errors: list[BaseException]) -> None:
-        current: Context | None = None
+        current: Slot | None = None
         own: WarmProcess | None = None
         try:
             while (got := scheduler.next_job(current)) is not None:
-                ctx, job, must_load = got
-                if must_load:
-                    self._load(ctx)
-                    scheduler.loaded(ctx)
-                if ctx is not current:
+                slot, job = got
+                if slot is not current:
                     if own is not None:
                         own.close()
-                    own, current = None, ctx
-                own = self._check_one(ctx, own, job)
+                    own, current = None, slot
+                self._ensure(slot, scheduler)
+                own = self._check_one(slot, own, job)
         except BaseException as exc:  # surfaced by run(); never lose it silently
             errors.append(exc)
             scheduler.abort()
@@ -227,18 +296,17 @@ class HolLightChecker:
             if own is not None:
                 own.close()
 
-    def _check_one(self, ctx: Context, own: WarmProcess | None, job: Job) -> WarmProcess | None:
-        refusal = ctx.failure or ctx.goal_errors.get(job.problem.id)
+    def _check_one(self, slot: Slot, own: WarmProcess | None, job: Job) -> WarmProcess | None:
+        refusal = slot.failure or slot.goal_errors.get(job.problem.id)
         if refusal:
-            prefix = "" if ctx.failure else "the statement is unusable: "
-            self.on_result(
-                job.attempt, Outcome(Verdict.ERROR, Stage.PRECHECK, 0.0, prefix + refusal)
-            )
+            prefix = "" if slot.failure else "the statement is unusable: "
+            outcome = Outcome(Verdict.ERROR, Stage.PRECHECK, 0.0, prefix + refusal)
+            self.on_result(job.attempt, outcome)
             return own
         try:
             if own is None:
-                assert ctx.template is not None
-                own = ctx.template.clone()
+                assert slot.template is not None
+                own = slot.template.clone()
             outcome = own.check(
                 job.problem.id, job.attempt.proof, job.timeout, self.settings.memory_mb
             )
