@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers.hol_light.pool import CheckSettings, HolLightChecker, Job
 from proofeval.provers.hol_light.server import WarmProcess
@@ -61,3 +63,49 @@ def test_a_timeout_does_not_hold_up_the_other_worker(hol_base: WarmProcess) -> N
     results = run(hol_base, jobs)
     assert results[("p", 0)].verdict == Verdict.TIMEOUT
     assert all(results[("p", i)].verdict == Verdict.OK for i in range(1, 9))
+
+
+def test_a_chain_of_contexts_loads_each_prefix_once(hol_base: WarmProcess) -> None:
+    base = "let DOUBLE = new_definition `DOUBLE n = n + n`;;\n"
+    lemma = "let DOUBLE_0 = prove(`DOUBLE 0 = 0`, CHEAT_TAC);;\n"
+    p1 = Problem(id="chain.1", statement="`DOUBLE 0 = 0`", header=base)
+    p2 = Problem(id="chain.2", statement="`DOUBLE 0 + 0 = 0`", header=base + lemma)
+    other = Problem(id="chain.3", statement="`DOUBLE 1 = 2`", header=base + "let X = 1;;\n")
+    events: list[str] = []
+    results: dict[str, Outcome] = {}
+    checker = HolLightChecker(
+        CheckSettings(workers=2),
+        lambda a, o: results.__setitem__(a.problem_id, o),
+        events.append,
+        base=hol_base,
+    )
+    checker.run(
+        [
+            job(p1, 0, "REWRITE_TAC[DOUBLE] THEN ARITH_TAC"),
+            job(p2, 0, "REWRITE_TAC[DOUBLE_0; ADD_CLAUSES]"),
+            job(other, 0, "REWRITE_TAC[DOUBLE] THEN ARITH_TAC"),
+        ]
+    )
+    assert {pid: o.verdict for pid, o in results.items()} == {
+        "chain.1": Verdict.OK,
+        "chain.2": Verdict.OK,
+        "chain.3": Verdict.OK,
+    }
+    loads = [e for e in events if e.startswith("loading the context")]
+    assert len(loads) == 3, loads  # the definition once, then the lemma and X on top of it
+
+
+def test_attempts_may_arrive_while_checking(hol_base: WarmProcess) -> None:
+    p = Problem(id="stream", statement="`!n. n + 0 = n`")
+    results: list[Outcome] = []
+
+    def slowly():
+        for i in range(4):
+            time.sleep(0.3)
+            yield job(p, i, "ARITH_TAC")
+
+    checker = HolLightChecker(
+        CheckSettings(workers=2), lambda a, o: results.append(o), base=hol_base
+    )
+    checker.run(slowly(), problems=[p])
+    assert [o.verdict for o in results] == [Verdict.OK] * 4
