@@ -31,6 +31,7 @@ class CheckOptions:
     timeout_map: Path | None = None
     timeouts: Path | None = None
     official_csv: Path | None = None
+    reference: bool = False
     settings: CheckSettings = CheckSettings()
 
 
@@ -39,6 +40,13 @@ def say(message: str) -> None:
 
 
 def _attempts(opts: CheckOptions, problems: dict[str, Problem], shipped: list[Attempt]):
+    if opts.reference:
+        refs = [
+            Attempt(p.id, 0, p.reference, p.reference) for p in problems.values() if p.reference
+        ]
+        if not refs:
+            raise InputError(f"{opts.problems} has no reference proofs")
+        return refs
     if opts.answers is None:
         if not shipped:
             raise InputError(f"{opts.problems} has no answer.txt files: give --answers FILE")

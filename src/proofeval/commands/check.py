@@ -22,12 +22,18 @@ def configure(sub: argparse._SubParsersAction) -> None:
         help="a directory in the s2n-bignum-bench layout (<id>/setup.ml, <id>/query.txt) "
         "or a .jsonl file of problems",
     )
-    p.add_argument(
+    source = p.add_mutually_exclusive_group()
+    source.add_argument(
         "--answers",
         type=Path,
         metavar="FILE",
         help="answers as CSV (problem_id,answer columns) or JSONL ({problem_id, answer}); "
         "default: the answer.txt files of the problems directory",
+    )
+    source.add_argument(
+        "--reference",
+        action="store_true",
+        help="check the benchmark's own reference proofs instead of answers",
     )
     p.add_argument(
         "--out",
@@ -55,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         timeout_map=args.timeout_map,
         timeouts=args.timeouts,
         official_csv=args.official_csv,
+        reference=args.reference,
         settings=checker_settings(args),
     )
     print_table(run_check(opts))

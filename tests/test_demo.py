@@ -1,0 +1,47 @@
+"""The embedded demo benchmark: every sample answer gets the verdict it was written for."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from proofeval.check_run import CheckOptions, run_check
+from proofeval.commands.demo import demo_file
+from proofeval.provers.hol_light.pool import CheckSettings
+from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.report.table import category_table, format_table
+
+
+def test_the_demo_exercises_every_verdict(hol_base: WarmProcess, tmp_path: Path) -> None:
+    problems = [json.loads(line) for line in demo_file("problems.jsonl").read_text().splitlines()]
+    assert len(problems) >= 40
+    opts = CheckOptions(
+        problems=demo_file("problems.jsonl"),
+        answers=demo_file("answers.jsonl"),
+        out=tmp_path / "run",
+        settings=CheckSettings(workers=2),
+    )
+    rows = run_check(opts, base=hol_base)
+    assert all(r.verdict is not None for r in rows)
+    assert set(Counter(r.verdict for r in rows)) == {"OK", "FAIL", "CHEATING", "TIMEOUT", "ERROR"}
+    assert "Total" in format_table(category_table(rows))
+
+
+def test_every_demo_reference_proves_its_statement(hol_base: WarmProcess, tmp_path: Path) -> None:
+    lines = demo_file("problems.jsonl").read_text().splitlines()
+    references = tmp_path / "references.jsonl"
+    references.write_text(
+        "".join(
+            json.dumps({"problem_id": p["id"], "answer": p["reference"]}) + "\n"
+            for p in map(json.loads, lines)
+        )
+    )
+    opts = CheckOptions(
+        problems=demo_file("problems.jsonl"),
+        answers=references,
+        out=tmp_path / "run",
+        settings=CheckSettings(workers=2),
+    )
+    rows = run_check(opts, base=hol_base)
+    assert [r.problem_id for r in rows if r.verdict != "OK"] == []
