@@ -6,8 +6,7 @@ import argparse
 import sys
 
 from proofeval.commands import check, demo
-from proofeval.errors import InputError
-from proofeval.provers.hol_light.server import CheckerError
+from proofeval.errors import CheckerError, InputError
 
 COMMANDS = (check, demo)
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 
+class CheckerError(RuntimeError):
+    """The prover process failed (would not start, died, hung), not the proof."""
+
+
 class InputError(Exception):
     """Bad user input: a missing file, a malformed line, a missing tool."""
 

@@ -10,9 +10,10 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from proofeval.errors import InputError
+from proofeval.errors import CheckerError, InputError
 
-SOURCES = ("proofeval_stubs.c", "proofeval_server.ml", "boot.ml")
+MODULES = ("proofeval_deny", "proofeval_phrases", "proofeval_server")  # in link order
+SOURCES = ("proofeval_stubs.c", "boot.ml", *(f"{m}.ml" for m in MODULES))
 
 
 def _source_dir() -> Path:
@@ -49,12 +50,12 @@ def _compile(src: Path, out: Path) -> None:
     steps = [
         ["ocamlc", "-c", "proofeval_stubs.c"],
         ["ocamlmklib", "-o", "proofeval_stubs", "proofeval_stubs.o"],
-        ["ocamlc", "-I", "+compiler-libs", "-c", "proofeval_server.ml"],
+        ["ocamlc", "-I", "+compiler-libs", "-c", *(f"{m}.ml" for m in MODULES)],
     ]
     for cmd in steps:
         done = subprocess.run(cmd, cwd=out, capture_output=True, text=True)
         if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed:\n{done.stdout}{done.stderr}")
+            raise CheckerError(f"{' '.join(cmd)} failed:\n{done.stdout}{done.stderr}")
 
 
 def _link(out: Path, final: Path) -> None:
@@ -64,7 +65,7 @@ def _link(out: Path, final: Path) -> None:
         "-a",
         "-o",
         "proofeval_server.cma",
-        "proofeval_server.cmo",
+        *(f"{m}.cmo" for m in MODULES),
         "-dllib",
         "-lproofeval_stubs",
         "-dllpath",
@@ -72,7 +73,7 @@ def _link(out: Path, final: Path) -> None:
     ]
     done = subprocess.run(cmd, cwd=out, capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"linking the checker failed:\n{done.stdout}{done.stderr}")
+        raise CheckerError(f"linking the checker failed:\n{done.stdout}{done.stderr}")
 
 
 def build_dir() -> Path:

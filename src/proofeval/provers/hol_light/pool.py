@@ -14,14 +14,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proofeval.errors import CheckerError
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers.hol_light import contexts
-from proofeval.provers.hol_light.server import (
-    DEBIAN_HOL_LIGHT,
-    CheckerError,
-    Launcher,
-    WarmProcess,
-)
+from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher, WarmProcess
 
 ResultCallback = Callable[[Attempt, Outcome], None]
 EventCallback = Callable[[str], None]

@@ -20,16 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from proofeval.errors import CheckerError
 from proofeval.model import Outcome, Stage, Verdict
 from proofeval.provers.hol_light.build import build_dir
 from proofeval.provers.sandbox import bwrap_prefix, check_bwrap_works
 
 DEBIAN_HOL_LIGHT = Path("/usr/share/hol-light")
 BOOT_LIMIT = 3600.0  # seconds to load the HOL Light core before giving up
-
-
-class CheckerError(RuntimeError):
-    """The warm process failed (died, hung, or refused), not the proof."""
 
 
 def encode(fields: list[str]) -> bytes:

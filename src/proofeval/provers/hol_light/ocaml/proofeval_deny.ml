@@ -1,0 +1,132 @@
+(* The deny-list: a walk over the parse tree of an answer that rejects whatever
+   reaches outside proving (the process, files, the compiler, unsafe memory, new
+   axioms). Part of the trusted core of proofeval's HOL Light checker. *)
+
+exception Denied of string
+
+module SS = Set.Make (String)
+
+let denied_stdlib_modules =
+  [ "Obj"; "Sys"; "Unix"; "UnixLabels"; "Marshal"; "Gc"; "Callback"; "Filename";
+    "Printexc"; "Digest"; "Scanf"; "In_channel"; "Out_channel"; "Bigarray"; "Thread";
+    "ThreadUnix"; "Mutex"; "Condition"; "Event"; "Dynlink"; "Oo"; "Std_exit";
+    "Toploop"; "Topdirs"; "Ephemeron"; "Weak"; "Domain"; "Effect"; "Proofeval_server" ]
+
+(* Every module of the compiler and of camlp5 is reachable from the toplevel
+   (Toploop, Meta, Dll, Ccomp, Pcaml, ...); rather than list them by hand, deny
+   every module whose interface lies in those directories. *)
+let modules_in dir =
+  match Sys.readdir dir with
+  | files ->
+      Array.fold_left
+        (fun acc f ->
+          if Filename.check_suffix f ".cmi" then
+            SS.add (String.capitalize_ascii (Filename.chop_suffix f ".cmi")) acc
+          else acc)
+        SS.empty files
+  | exception Sys_error _ -> SS.empty
+
+let denied_modules =
+  lazy
+    (List.fold_left SS.union
+       (SS.of_list denied_stdlib_modules)
+       (List.map
+          (fun d -> modules_in (Filename.concat Config.standard_library d))
+          [ "compiler-libs"; "camlp5"; "threads"; "ocaml-compiler-libs" ]))
+
+let denied_values =
+  SS.of_list
+    [ (* leaving the process or running code at exit *)
+      "exit"; "at_exit"; "do_at_exit";
+      (* files and channels *)
+      "open_in"; "open_in_bin"; "open_in_gen"; "open_out"; "open_out_bin"; "open_out_gen";
+      "close_in"; "close_in_noerr"; "close_out"; "close_out_noerr"; "input"; "input_line";
+      "input_char"; "input_byte"; "input_binary_int"; "input_value"; "really_input";
+      "really_input_string"; "output"; "output_string"; "output_bytes"; "output_char";
+      "output_byte"; "output_binary_int"; "output_value"; "output_substring"; "seek_in";
+      "seek_out"; "pos_in"; "pos_out"; "in_channel_length"; "out_channel_length";
+      "set_binary_mode_in"; "set_binary_mode_out"; "read_line"; "read_int"; "read_int_opt";
+      "read_float"; "read_float_opt"; "stdin"; "from_channel"; "formatter_of_out_channel";
+      "set_formatter_out_channel";
+      (* type-unsafe escapes *)
+      "magic"; "repr"; "obj";
+      (* HOL Light: new axioms, and loading or running files and commands *)
+      "new_axiom"; "mk_thm"; "CHEAT_TAC"; "loadt"; "loads"; "load_on_path";
+      "load_through_path"; "needs"; "use_file"; "help"; "string_of_file";
+      "strings_of_file"; "file_of_string"; "hol_expand_directory"; "file_on_path" ]
+
+let deny fmt = Printf.ksprintf (fun s -> raise (Denied s)) fmt
+
+let lowercase_prefix p s =
+  String.length s >= String.length p
+  && String.lowercase_ascii (String.sub s 0 (String.length p)) = p
+
+let check_module m =
+  if SS.mem m (Lazy.force denied_modules) || lowercase_prefix "stdlib__" m
+     || lowercase_prefix "caml" m || lowercase_prefix "proofeval" m
+  then deny "module %s is not allowed in a proof" m
+
+let components lid =
+  match Longident.flatten lid with
+  | parts -> parts
+  | exception _ -> deny "functor application in a path is not allowed"
+
+let check_path lid = List.iter check_module (components lid)
+
+let rec split_last = function
+  | [] -> ([], "")
+  | [ x ] -> ([], x)
+  | x :: rest ->
+      let front, last = split_last rest in
+      (x :: front, last)
+
+let check_value lid =
+  let modules, name = split_last (components lid) in
+  List.iter check_module modules;
+  if SS.mem name denied_values || lowercase_prefix "unsafe" name
+     || lowercase_prefix "proofeval" name || lowercase_prefix "stdlib__" name
+  then deny "%s is not allowed in a proof" (String.concat "." (modules @ [ name ]))
+
+let deny_iterator =
+  let open Ast_iterator in
+  let open Parsetree in
+  let expr self e =
+    (match e.pexp_desc with
+    | Pexp_ident { txt; _ } -> check_value txt
+    | Pexp_construct ({ txt; _ }, _) -> check_path txt
+    | Pexp_field (_, { txt; _ }) | Pexp_setfield (_, { txt; _ }, _) -> check_path txt
+    | Pexp_record (fields, _) -> List.iter (fun ({ Location.txt; _ }, _) -> check_path txt) fields
+    | Pexp_open ({ popen_expr = { pmod_desc = Pmod_ident { txt; _ }; _ }; _ }, _) -> check_path txt
+    | Pexp_open _ -> deny "only a named module may be opened in a proof"
+    | Pexp_letmodule _ -> deny "local modules are not allowed in a proof"
+    | Pexp_pack _ -> deny "first-class modules are not allowed in a proof"
+    | Pexp_object _ | Pexp_new _ -> deny "objects are not allowed in a proof"
+    | Pexp_extension _ -> deny "extension nodes are not allowed in a proof"
+    | _ -> ());
+    match e.pexp_desc with
+    | Pexp_open (_, body) -> self.expr self body
+    | _ -> default_iterator.expr self e
+  in
+  let pat self p =
+    (match p.ppat_desc with
+    | Ppat_construct ({ txt; _ }, _) | Ppat_type { txt; _ } -> check_path txt
+    | Ppat_record (fields, _) -> List.iter (fun ({ Location.txt; _ }, _) -> check_path txt) fields
+    | Ppat_open _ -> deny "opening a module in a pattern is not allowed in a proof"
+    | Ppat_unpack _ -> deny "first-class modules are not allowed in a proof"
+    | Ppat_extension _ -> deny "extension nodes are not allowed in a proof"
+    | _ -> ());
+    default_iterator.pat self p
+  in
+  let typ self t =
+    (match t.ptyp_desc with
+    | Ptyp_constr ({ txt; _ }, _) | Ptyp_class ({ txt; _ }, _) -> check_path txt
+    | Ptyp_package _ -> deny "first-class modules are not allowed in a proof"
+    | Ptyp_extension _ -> deny "extension nodes are not allowed in a proof"
+    | _ -> ());
+    default_iterator.typ self t
+  in
+  let module_expr _ _ = deny "modules are not allowed in a proof" in
+  let extension _ _ = deny "extension nodes are not allowed in a proof" in
+  { default_iterator with expr; pat; typ; module_expr; extension }
+
+let check_allowed e = deny_iterator.Ast_iterator.expr deny_iterator e

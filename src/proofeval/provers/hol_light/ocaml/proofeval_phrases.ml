@@ -1,0 +1,153 @@
+(* Reading OCaml text with HOL Light's own (camlp5) parser: one answer expression,
+   or the top-level phrases of a source file; and turning compiler messages into one
+   line. *)
+
+(* Compiler messages carry a location and a source excerpt; the reason follows the
+   last "Error: ". *)
+let compiler_reason s =
+  let marker = "Error: " in
+  let m = String.length marker in
+  let rec last i found =
+    if i + m > String.length s then found
+    else last (i + 1) (if String.sub s i m = marker then Some (i + m) else found)
+  in
+  match last 0 None with Some j -> String.sub s j (String.length s - j) | None -> s
+
+(* 'File "x", line 1, characters 0-2: Parse error: ...' -> 'Parse error: ...' *)
+let strip_location s =
+  let s = String.trim s in
+  let key = "characters " in
+  let rec find i =
+    if i + String.length key > String.length s then s
+    else if String.sub s i (String.length key) = key then
+      match String.index_from_opt s i ':' with
+      | Some j -> String.trim (String.sub s (j + 1) (String.length s - j - 1))
+      | None -> s
+    else find (i + 1)
+  in
+  if String.length s > 5 && String.sub s 0 5 = "File " then find 0 else s
+
+let one_line ?(limit = 400) s =
+  let s = String.map (fun c -> if c = '\n' || c = '\r' || c = '\t' then ' ' else c) s in
+  let s = String.trim s in
+  if String.length s > limit then String.sub s 0 limit ^ "..." else s
+
+(* ---------------------------------------------------------------------- *)
+(* Parsing: exactly one expression, with HOL Light's own (camlp5) parser.   *)
+(* ---------------------------------------------------------------------- *)
+
+exception Not_one_expression of string
+
+exception Captured of exn * string
+
+(* camlp5 prints its parse errors instead of returning them: catch what it prints. *)
+let capture_output f =
+  let buf = Buffer.create 256 in
+  let formatters = [ Format.std_formatter; Format.err_formatter ] in
+  let saved = List.map (fun ppf -> Format.pp_get_formatter_out_functions ppf ()) formatters in
+  let into_buffer = { (List.hd saved) with
+      Format.out_string = Buffer.add_substring buf; out_flush = ignore } in
+  List.iter (fun ppf -> Format.pp_set_formatter_out_functions ppf into_buffer) formatters;
+  let restore () =
+    List.iter2 (fun ppf o -> Format.pp_print_flush ppf (); Format.pp_set_formatter_out_functions ppf o)
+      formatters saved
+  in
+  match f () with
+  | v -> restore (); (v, Buffer.contents buf)
+  | exception exn -> restore (); raise (Captured (exn, Buffer.contents buf))
+
+let rec strip_trailing_semis s =
+  let s = String.trim s in
+  let n = String.length s in
+  if n >= 2 && String.sub s (n - 2) 2 = ";;" then strip_trailing_semis (String.sub s 0 (n - 2))
+  else s
+
+let parse_expression text =
+  let text = strip_trailing_semis text in
+  if text = "" then raise (Not_one_expression "the proof is empty");
+  let lexbuf = Lexing.from_string (text ^ "\n;;") in
+  let phrase =
+    match capture_output (fun () -> !Toploop.parse_toplevel_phrase lexbuf) with
+    | phrase, _ -> phrase
+    | exception Captured (exn, printed) ->
+        let why = if String.trim printed = "" then Printexc.to_string exn else printed in
+        let why = strip_location why in
+        raise (Not_one_expression ("does not parse: " ^ one_line why))
+  in
+  let rest =
+    Bytes.sub_string lexbuf.Lexing.lex_buffer lexbuf.Lexing.lex_curr_pos
+      (lexbuf.Lexing.lex_buffer_len - lexbuf.Lexing.lex_curr_pos)
+  in
+  if String.trim rest <> "" then
+    raise (Not_one_expression "more than one phrase (';;' inside the proof)");
+  match phrase with
+  | Parsetree.Ptop_def [ { pstr_desc = Pstr_eval (e, _); _ } ] -> e
+  | Parsetree.Ptop_dir _ -> raise (Not_one_expression "toplevel directives are not allowed")
+  | _ -> raise (Not_one_expression "not a single expression")
+
+(* ---------------------------------------------------------------------- *)
+(* Splitting a source file into top-level phrases, for the builder.         *)
+(* ---------------------------------------------------------------------- *)
+
+let span (loc : Location.t) = (loc.loc_start.pos_cnum, loc.loc_end.pos_cnum)
+
+let prove_arguments (e : Parsetree.expression) =
+  let open Parsetree in
+  let is name (f : expression) =
+    match f.pexp_desc with Pexp_ident { txt = Longident.Lident n; _ } -> n = name | _ -> false
+  in
+  match e.pexp_desc with
+  | Pexp_apply (f, [ (Asttypes.Nolabel, { pexp_desc = Pexp_tuple [ g; t ]; _ }) ])
+    when is "prove" f -> Some (g, t)
+  | Pexp_apply (f, [ (Asttypes.Nolabel, p); (Asttypes.Nolabel, { pexp_desc = Pexp_tuple [ g; t ]; _ }) ])
+    when is "time" f && is "prove" p -> Some (g, t)
+  | _ -> None
+
+(* kind, name, argument, goal span, tactic span *)
+let classify (items : Parsetree.structure) =
+  let open Parsetree in
+  let none = (-1, -1) in
+  match items with
+  | [ { pstr_desc = Pstr_value (_, [ { pvb_pat = { ppat_desc = Ppat_var { txt = name; _ }; _ };
+                                         pvb_expr; _ } ]); _ } ] -> (
+      match prove_arguments pvb_expr with
+      | Some (g, t) -> ("prove", name, "", span g.pexp_loc, span t.pexp_loc)
+      | None -> ("other", name, "", none, none))
+  | [ { pstr_desc = Pstr_eval ({ pexp_desc = Pexp_apply (
+          { pexp_desc = Pexp_ident { txt = Longident.Lident f; _ }; _ },
+          [ (Asttypes.Nolabel, { pexp_desc = Pexp_constant (Pconst_string (arg, _, _)); _ }) ]); _ },
+        _); _ } ]
+    when List.mem f [ "needs"; "loadt"; "loads" ] -> ("load", f, arg, none, none)
+  | _ -> ("other", "", "", none, none)
+
+(* camlp5 numbers positions from where each phrase's parse began: [base] shifts them. *)
+let phrase_fields base stop phrase =
+  let ints (a, b) = if a < 0 then [ "-1"; "-1" ] else [ string_of_int (base + a); string_of_int (base + b) ] in
+  let kind, name, arg, goal, tactic, start =
+    match phrase with
+    | Parsetree.Ptop_dir { pdir_loc; _ } -> ("directive", "", "", (-1, -1), (-1, -1), fst (span pdir_loc))
+    | Parsetree.Ptop_def [] -> ("other", "", "", (-1, -1), (-1, -1), 0)
+    | Parsetree.Ptop_def (first :: _ as items) ->
+        let kind, name, arg, goal, tactic = classify items in
+        (kind, name, arg, goal, tactic, fst (span first.pstr_loc))
+  in
+  string_of_int (base + start) :: string_of_int stop :: [ kind; name; arg ] @ ints goal @ ints tactic
+
+let split_file path =
+  let ic = open_in_bin path in
+  let text = really_input_string ic (in_channel_length ic) in
+  close_in ic;
+  let lexbuf = Lexing.from_string text in
+  Location.init lexbuf path;
+  let rec loop acc =
+    let base = lexbuf.Lexing.lex_curr_pos in
+    match capture_output (fun () -> !Toploop.parse_toplevel_phrase lexbuf) with
+    | phrase, _ ->
+        let fields = phrase_fields base lexbuf.Lexing.lex_curr_pos phrase in
+        loop (List.rev_append fields acc)
+    | exception Captured (End_of_file, _) -> "ok" :: List.rev acc
+    | exception Captured (exn, printed) ->
+        let why = if String.trim printed = "" then Printexc.to_string exn else printed in
+        [ "error"; one_line ~limit:1000 why ]
+  in
+  try loop [] with Sys_error e -> [ "error"; e ]
