@@ -109,3 +109,16 @@ def test_attempts_may_arrive_while_checking(hol_base: WarmProcess) -> None:
     )
     checker.run(slowly(), problems=[p])
     assert [o.verdict for o in results] == [Verdict.OK] * 4
+
+
+def test_a_checker_that_starts_its_own_hol_light_outlives_its_workers() -> None:
+    """bwrap dies with the thread that started it: the base must not be started by a
+    worker that finishes early while another still checks (this starts HOL Light)."""
+    quick = Problem(id="quick", statement="`T`")
+    slow = Problem(id="slow", statement="`T`", header='ignore (Sys.command "sleep 3");;\n')
+    jobs = [job(quick, 0, "ACCEPT_TAC TRUTH")] + [
+        job(slow, i, "ACCEPT_TAC TRUTH") for i in range(4)
+    ]
+    results: list[Outcome] = []
+    HolLightChecker(CheckSettings(workers=2), lambda a, o: results.append(o)).run(jobs)
+    assert [o.verdict for o in results] == [Verdict.OK] * 5, results

@@ -166,6 +166,8 @@ class HolLightChecker:
             jobs = list(jobs)
             problems = {j.problem.id: j.problem for j in jobs}.values()
         by_problem, scheduler = self._plan(problems)
+        # Here, not in a worker: bwrap dies with the thread that started it.
+        self._base()
         errors: list[BaseException] = []
         threads = [
             threading.Thread(target=self._worker, args=(scheduler, errors), daemon=True)

@@ -118,19 +118,26 @@ class WarmProcess:
         self.launcher = launcher
         self.conn = conn
 
+    def _request(self, fields: list[str], timeout: float) -> list[str]:
+        try:
+            return self.conn.request(fields, timeout)
+        except CheckerError as exc:
+            tail = self.launcher.log_tail()
+            raise CheckerError(f"{exc} (pid {self.conn.pid}; log: ...{tail})") from exc
+
     def load(self, path: Path, directory: str, timeout: float | None = None) -> None:
-        reply = self.conn.request(["load", directory, str(path)], timeout or BOOT_LIMIT)
+        reply = self._request(["load", directory, str(path)], timeout or BOOT_LIMIT)
         if reply[0] != "ok":
             raise CheckerError(f"the context failed to load: {reply[-1]}")
 
     def add_goal(self, goal_id: str, statement: str) -> str | None:
         """Register a statement; the reason it is unusable, or None."""
-        reply = self.conn.request(["goal", goal_id, statement], 600.0)
+        reply = self._request(["goal", goal_id, statement], 600.0)
         return None if reply[0] == "ok" else reply[-1]
 
     def check(self, goal_id: str, proof: str, timeout: float, memory_mb: int) -> Outcome:
         fields = ["check", goal_id, repr(float(timeout)), str(memory_mb), proof]
-        reply = self.conn.request(fields, timeout + 60.0)
+        reply = self._request(fields, timeout + 60.0)
         if reply[0] != "verdict" or len(reply) != 5:
             raise CheckerError(f"unexpected reply from HOL Light: {reply[:2]}")
         _, verdict, stage, message, seconds = reply
@@ -139,14 +146,14 @@ class WarmProcess:
     def eval_string(self, expr: str, timeout: float = 600.0) -> str:
         """Evaluate a trusted expression of type string (proofeval's own code, never an
         answer: it is not deny-checked)."""
-        reply = self.conn.request(["eval", expr], timeout)
+        reply = self._request(["eval", expr], timeout)
         if reply[0] != "ok":
             raise CheckerError(f"evaluation failed: {reply[-1]}")
         return reply[1]
 
     def split(self, path: Path) -> list[Phrase]:
         """The top-level phrases of a source file, parsed (not run) by HOL Light."""
-        reply = self.conn.request(["split", str(path)], 600.0)
+        reply = self._request(["split", str(path)], 600.0)
         if reply[0] != "ok":
             raise CheckerError(f"{path}: {reply[-1]}")
         fields = reply[1:]
@@ -207,7 +214,10 @@ class Launcher:
         return cmd
 
     def start(self) -> WarmProcess:
-        """Boot HOL Light (minutes) and return the base warm process."""
+        """Boot HOL Light (minutes) and return the base warm process.
+
+        The sandbox dies with the thread that calls this (bwrap --die-with-parent), so
+        call it from a thread that outlives every use of the warm processes."""
         build = build_dir()
         token = secrets.token_hex(16)
         env = dict(
@@ -217,7 +227,7 @@ class Launcher:
             PROOFEVAL_BUILD_DIR=str(build),
             HOLLIGHT_DIR=str(self.hol_dir),
         )
-        with open(self.log_path, "wb") as log:
+        with open(self.log_path, "ab") as log:  # append: every process and proofeval write it
             self._proc = subprocess.Popen(
                 self._command(build),
                 stdin=subprocess.DEVNULL,
@@ -229,12 +239,12 @@ class Launcher:
             )
         return WarmProcess(self, self._accept(token, BOOT_LIMIT))
 
-    def _log_tail(self) -> str:
+    def log_tail(self) -> str:
         try:
             text = self.log_path.read_text(errors="replace")
         except OSError:
             return ""
-        return " ".join(text[-600:].split())
+        return " ".join(text[-300:].split())
 
     def _accept(self, token: str, limit: float) -> Connection:
         start = time.monotonic()
@@ -246,7 +256,7 @@ class Launcher:
             except TimeoutError:
                 pass
             if self._proc is not None and self._proc.poll() is not None:
-                raise CheckerError(f"HOL Light exited while starting: ...{self._log_tail()}")
+                raise CheckerError(f"HOL Light exited while starting: ...{self.log_tail()}")
             waited = time.monotonic() - start
             if waited > limit:
                 raise CheckerError(f"HOL Light did not start within {limit:.0f}s")
@@ -263,7 +273,7 @@ class Launcher:
     def clone(self, parent: WarmProcess) -> WarmProcess:
         with self._clone_lock:
             token = secrets.token_hex(16)
-            reply = parent.conn.request(["clone", token], 60.0)
+            reply = parent._request(["clone", token], 60.0)
             if reply != ["ok"]:
                 raise CheckerError(f"could not clone a HOL Light process: {reply}")
             return WarmProcess(self, self._accept(token, 60.0))

@@ -299,10 +299,13 @@ let connect path token =
   sock
 
 let rec serve_on srv sock =
+  Printf.eprintf "proofeval: warm process %d serving\n%!" (Unix.getpid ());
   let ic = Unix.in_channel_of_descr sock in
   let rec loop () =
     match read_fields ic with
-    | exception End_of_file -> Unix._exit 0
+    | exception End_of_file ->
+        Printf.eprintf "proofeval: warm process %d: connection closed, exiting\n%!" (Unix.getpid ());
+        Unix._exit 0
     | request ->
         (try handle srv sock request
          with exn -> send sock [ "error"; "request failed: " ^ one_line (Printexc.to_string exn) ]);
