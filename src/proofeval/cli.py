@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from proofeval.commands import check, demo
+from proofeval.commands import build, check, demo, obfuscate, problems, profile
 from proofeval.errors import CheckerError, InputError
 
-COMMANDS = (check, demo)
+COMMANDS = (check, demo, build, problems, profile, obfuscate)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from proofeval.errors import InputError
 from proofeval.model import Attempt, Problem
-from proofeval.suites import native_jsonl, s2n_layout
+from proofeval.suites import native_jsonl, s2n_layout, s2n_official
 
 
 @dataclass
@@ -19,10 +19,12 @@ class Benchmark:
 
 
 def load_benchmark(path: Path) -> Benchmark:
-    """A directory in the s2n-bignum-bench layout, or a .jsonl file of problems."""
+    """A directory in the s2n-bignum-bench layout (an official build with problems.json,
+    or <id>/ subdirectories), or a .jsonl file of problems."""
     if path.is_dir():
         name = path.resolve().name
-        problems, answers = s2n_layout.load(path, name)
+        reader = s2n_official if s2n_official.is_official(path) else s2n_layout
+        problems, answers = reader.load(path, name)
         return Benchmark(name, problems, answers, path)
     if not path.exists():
         raise InputError(f"no such file or directory: {path}")

@@ -230,7 +230,18 @@ class HolLightChecker:
             return self.base
 
     def _ensure(self, slot: Slot, scheduler: Scheduler) -> None:
-        """Load this node (and any ancestor not loaded yet), or wait for whoever is."""
+        """Load this node and any ancestor not loaded yet, top down (a source file can
+        chain hundreds of contexts, so no recursion), or wait for whoever loads them."""
+        chain: list[Slot] = []
+        node: Slot | None = slot
+        while node is not None and node.state != "ready":
+            chain.append(node)
+            node = node.parent
+        for each in reversed(chain):
+            self._ensure_one(each, scheduler)
+
+    def _ensure_one(self, slot: Slot, scheduler: Scheduler) -> None:
+        """Load this node, whose parent is loaded (or failed), or wait for whoever is."""
         with scheduler.cond:
             while slot.state == "loading":
                 scheduler.cond.wait()
@@ -252,7 +263,6 @@ class HolLightChecker:
         if slot.parent is None:
             source = self._base()
         else:
-            self._ensure(slot.parent, scheduler)
             if slot.parent.state == "failed":
                 slot.failure, slot.state = slot.parent.failure, "failed"
                 return

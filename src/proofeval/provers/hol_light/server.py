@@ -227,6 +227,9 @@ class Launcher:
             PROOFEVAL_BUILD_DIR=str(build),
             HOLLIGHT_DIR=str(self.hol_dir),
         )
+        # Deep proofs (s2n-bignum's correctness theorems) overflow the default bytecode
+        # stack; the official harness raises it the same way.
+        env.setdefault("OCAMLRUNPARAM", "l=1000000000")
         with open(self.log_path, "ab") as log:  # append: every process and proofeval write it
             self._proc = subprocess.Popen(
                 self._command(build),

@@ -1,0 +1,96 @@
+"""proofeval build: make a benchmark from a verified development's sources."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from proofeval.check_run import say
+from proofeval.commands.warm import hol_core
+from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
+from proofeval.suites.builder import BuildOptions, build
+from proofeval.suites.categories import OFFICIAL_RULES, load_rules
+
+
+def configure(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "build",
+        help="build a benchmark from a verified development's sources",
+        description="Every top-level `let NAME = prove(goal, tactic)` of the sources (loads "
+        "inlined) becomes a problem: the goal is the query, the context everything before it "
+        "with earlier proofs admitted by CHEAT_TAC, the tactic the hidden reference "
+        "(references.jsonl). Writes the s2n-bignum-bench layout.",
+    )
+    p.add_argument("prover", choices=["hol-light"], help="the prover of the sources")
+    p.add_argument(
+        "sources",
+        type=Path,
+        nargs="+",
+        metavar="SOURCE",
+        help="source files, or directories of .ml files, under the root",
+    )
+    p.add_argument(
+        "--out", type=Path, required=True, metavar="BENCH", help="the benchmark directory"
+    )
+    p.add_argument(
+        "--root",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="the development's root: loads resolve here, then in HOL Light's directory; "
+        "ids are <first directory under it>.<file>.<NAME> (default: the current directory)",
+    )
+    p.add_argument(
+        "--prelude",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a file (under the root) loaded before each source, as a development's build "
+        "loads its base; {group} stands for the source's group, so s2n-bignum's build is "
+        "--prelude '{group}/proofs/base.ml' (repeatable)",
+    )
+    p.add_argument(
+        "--hol-light",
+        type=Path,
+        default=DEBIAN_HOL_LIGHT,
+        metavar="DIR",
+        help="HOL Light directory with hol.ml and its toplevel `ocaml` (default %(default)s)",
+    )
+    p.add_argument(
+        "--categories",
+        type=Path,
+        metavar="FILE",
+        help="category rules (JSON list, first match wins) instead of s2n-bignum-bench's; "
+        "proofeval-build.json in BENCH shows the rules a build used",
+    )
+    p.add_argument(
+        "--no-setup-files",
+        action="store_true",
+        help="do not write <id>/setup.ml (each repeats a prefix of an ml_files/ file, which "
+        "problems.json points to; a large development's take gigabytes)",
+    )
+    p.add_argument("--no-sandbox", action="store_true", help="run HOL Light without bubblewrap")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, base: WarmProcess | None = None) -> int:
+    """`base`: a warm HOL Light core to parse with (default: start one)."""
+    rules = OFFICIAL_RULES if args.categories is None else load_rules(args.categories)
+    opts = BuildOptions(
+        sources=tuple(args.sources),
+        out=args.out,
+        root=args.root,
+        hol_dir=args.hol_light,
+        rules=rules,
+        preludes=tuple(args.prelude),
+        setup_files=not args.no_setup_files,
+    )
+    with hol_core(args.hol_light, not args.no_sandbox, base) as core:
+        report = build(opts, core)
+    counts = ", ".join(f"{c} {n}" for c, n in report.categories().items())
+    say(
+        f"{len(report.problems)} problems ({counts}), {len(report.dropped)} dropped, "
+        f"from {len(report.sources)} sources"
+    )
+    say(f"wrote {args.out} (reference proofs: {args.out / 'references.jsonl'})")
+    return 0
