@@ -111,5 +111,8 @@ def _check(jobs: list[Job], store: RunStore, settings: CheckSettings, base) -> N
         HolLightChecker(settings, record, say, base=base).run(jobs)
 
 
-def print_table(rows: list[ResultRow]) -> None:
-    print(format_table(category_table(rows)))
+def check_and_print(opts: CheckOptions) -> int:
+    """What `check` and `demo` do: check, print the paper table, say where results are."""
+    print(format_table(category_table(run_check(opts))))
+    say(f"results: {opts.out / 'results.csv'}")
+    return 0

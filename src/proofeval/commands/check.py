@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from proofeval.check_run import CheckOptions, print_table, run_check, say
+from proofeval.check_run import CheckOptions, check_and_print
 from proofeval.commands.options import add_checker_options, checker_settings
 
 
@@ -64,6 +64,4 @@ def run(args: argparse.Namespace) -> int:
         reference=args.reference,
         settings=checker_settings(args),
     )
-    print_table(run_check(opts))
-    say(f"results: {opts.out / 'results.csv'}")
-    return 0
+    return check_and_print(opts)

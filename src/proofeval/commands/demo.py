@@ -6,7 +6,7 @@ import argparse
 from importlib import resources
 from pathlib import Path
 
-from proofeval.check_run import CheckOptions, print_table, run_check, say
+from proofeval.check_run import CheckOptions, check_and_print
 from proofeval.commands.options import add_checker_options, checker_settings
 
 
@@ -42,6 +42,4 @@ def run(args: argparse.Namespace) -> int:
         timeouts=args.timeouts,
         settings=checker_settings(args),
     )
-    print_table(run_check(opts))
-    say(f"results: {opts.out / 'results.csv'}")
-    return 0
+    return check_and_print(opts)
