@@ -14,7 +14,7 @@ import pytest
 
 from proofeval.errors import InputError
 from proofeval.model import Attempt, Generation, Outcome, Problem, Stage, Verdict
-from proofeval.store import FILE_NAME, ResultRow, RunStore
+from proofeval.store import FILE_NAME, SCHEMA_VERSION, ResultRow, RunStore
 
 P1 = Problem(id="p1", statement="`1 + 1 = 2`", category="arith", header="let x = 1;;")
 P2 = Problem(id="p2", statement="`T`", category="logic", timeout=3.0, reference="ACCEPT_TAC TRUTH")
@@ -36,9 +36,22 @@ def test_new_store_has_schema_and_nothing_checked(tmp_path: Path):
     store = RunStore(tmp_path / "run" / "nested")
     store.close()
     db = sqlite3.connect(tmp_path / "run" / "nested" / FILE_NAME)
-    assert db.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+    assert db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
     assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     db.close()
+
+
+def test_contexts_are_not_copied_into_the_store(tmp_path: Path):
+    # s2n-bignum: hundreds of problems, each context the inlined prefix of a long file.
+    header = "let x = 1;;\n" * 20_000  # 240 kB
+    problems = [
+        Problem(id=f"p{i}", statement="`T`", header=header + f"(* {i} *)") for i in range(200)
+    ]
+    store = RunStore(tmp_path)
+    store.add_problems(problems)
+    assert [p.id for p in store.problems()][:2] == ["p0", "p1"]
+    store.close()
+    assert (tmp_path / FILE_NAME).stat().st_size < 1_000_000  # 48 MB of headers
 
 
 def test_results_join_attempts_problems_and_verdicts(tmp_path: Path):

@@ -20,13 +20,13 @@ from proofeval.errors import InputError
 from proofeval.model import Attempt, Generation, Outcome, Problem, Stage, Verdict
 
 FILE_NAME = "proofeval.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
     """CREATE TABLE IF NOT EXISTS problems (
         id TEXT PRIMARY KEY, benchmark TEXT NOT NULL, prover TEXT NOT NULL,
-        category TEXT NOT NULL, statement TEXT NOT NULL, header TEXT NOT NULL,
+        category TEXT NOT NULL, statement TEXT NOT NULL, header_sha TEXT NOT NULL,
         directory TEXT NOT NULL, timeout REAL, reference TEXT)""",
     """CREATE TABLE IF NOT EXISTS attempts (
         problem_id TEXT NOT NULL, idx INTEGER NOT NULL, output TEXT NOT NULL,
@@ -49,11 +49,19 @@ SELECT problem_id, sample, prompt, output, model, prompt_tokens, completion_toke
 FROM generations ORDER BY problem_id, sample
 """
 
+PROBLEMS = """
+SELECT id, statement, prover, benchmark, category, '', directory, timeout, reference
+FROM problems ORDER BY id
+"""
+
+ATTEMPTS = "SELECT problem_id, idx, output, proof FROM attempts ORDER BY problem_id, idx"
+
 UPSERT_PROBLEM = """
 INSERT INTO problems VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
     benchmark = excluded.benchmark, prover = excluded.prover, category = excluded.category,
-    statement = excluded.statement, header = excluded.header, directory = excluded.directory,
+    statement = excluded.statement, header_sha = excluded.header_sha,
+    directory = excluded.directory,
     timeout = excluded.timeout, reference = excluded.reference
 """
 
@@ -159,7 +167,7 @@ class RunStore:
                 p.prover,
                 p.category,
                 p.statement,
-                p.header,
+                hashlib.sha256(p.header.encode()).hexdigest(),
                 p.directory,
                 p.timeout,
                 p.reference,
@@ -231,6 +239,20 @@ class RunStore:
         with self._lock:
             rows = self._db.execute(GENERATIONS).fetchall()
         return [Generation(*row) for row in rows]
+
+    def problems(self) -> list[Problem]:
+        """Every problem of the run, by id, without its header (context): the store keeps
+        only the header's hash, since contexts can be large (the inlined prefix of a source
+        file for each of hundreds of problems); the benchmark has them."""
+        with self._lock:
+            rows = self._db.execute(PROBLEMS).fetchall()
+        return [Problem(*row) for row in rows]
+
+    def attempts(self) -> list[Attempt]:
+        """Every attempt of the run (checked or not), by problem and index."""
+        with self._lock:
+            rows = self._db.execute(ATTEMPTS).fetchall()
+        return [Attempt(*row) for row in rows]
 
     def close(self) -> None:
         with self._lock:
