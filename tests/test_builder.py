@@ -248,6 +248,18 @@ def test_missing_load_names_the_file_and_line(hol_base: WarmProcess, tmp_path: P
         build(BuildOptions((root / "a/x.ml",), tmp_path / "b", root), hol_base)
 
 
+def test_a_syntax_error_names_the_file_and_line(hol_base: WarmProcess, tmp_path: Path) -> None:
+    root = tmp_path / "dev"
+    (root / "a").mkdir(parents=True)
+    text = "let A = prove(`T`, REWRITE_TAC[]);;\n\n(* c *)\nlet B = prove(`T`,, ALL_TAC);;\n"
+    (root / "a/x.ml").write_text(text)
+    with pytest.raises(InputError) as caught:
+        build(BuildOptions((root / "a/x.ml",), tmp_path / "b", root), hol_base)
+    message = str(caught.value)
+    assert message.startswith(f"{root / 'a/x.ml'}: in the phrase from line 3: ")
+    assert "boot.ml" not in message and "\n" not in message
+
+
 def test_a_directory_that_is_not_a_build_is_not_replaced(
     hol_base: WarmProcess, tmp_path: Path
 ) -> None:

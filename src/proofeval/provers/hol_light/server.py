@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from proofeval.errors import CheckerError
+from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Stage, Verdict
 from proofeval.provers.hol_light.build import build_dir
 from proofeval.provers.sandbox import bwrap_prefix, check_bwrap_works
@@ -154,8 +154,8 @@ class WarmProcess:
     def split(self, path: Path) -> list[Phrase]:
         """The top-level phrases of a source file, parsed (not run) by HOL Light."""
         reply = self._request(["split", str(path)], 600.0)
-        if reply[0] != "ok":
-            raise CheckerError(f"{path}: {reply[-1]}")
+        if reply[0] != "ok":  # the file cannot be read or parsed: the user's input
+            raise InputError(f"{path}: {reply[-1]}")
         fields = reply[1:]
         return [
             Phrase(int(f[0]), int(f[1]), f[2], f[3], f[4], _span(f[5], f[6]), _span(f[7], f[8]))

@@ -133,10 +133,16 @@ let phrase_fields base stop phrase =
   in
   string_of_int (base + start) :: string_of_int stop :: [ kind; name; arg ] @ ints goal @ ints tactic
 
-let split_file path =
-  let ic = open_in_bin path in
-  let text = really_input_string ic (in_channel_length ic) in
-  close_in ic;
+(* camlp5 numbers lines from the start of each phrase, and names the file being #use'd:
+   report the phrase's line in the file instead. *)
+let line_at text offset =
+  let rec skip i = if i < String.length text && String.contains " \t\r\n" text.[i] then skip (i + 1) else i in
+  let stop = skip offset in
+  let n = ref 1 in
+  String.iteri (fun i c -> if i < stop && c = '\n' then incr n) text;
+  !n
+
+let split_text path text =
   let lexbuf = Lexing.from_string text in
   Location.init lexbuf path;
   let rec loop acc =
@@ -148,6 +154,15 @@ let split_file path =
     | exception Captured (End_of_file, _) -> "ok" :: List.rev acc
     | exception Captured (exn, printed) ->
         let why = if String.trim printed = "" then Printexc.to_string exn else printed in
-        [ "error"; one_line ~limit:1000 why ]
+        let where = Printf.sprintf "in the phrase from line %d: " (line_at text base) in
+        [ "error"; where ^ one_line ~limit:1000 (strip_location why) ]
   in
-  try loop [] with Sys_error e -> [ "error"; e ]
+  loop []
+
+let split_file path =
+  match open_in_bin path with
+  | exception Sys_error e -> [ "error"; e ]
+  | ic ->
+      let text = really_input_string ic (in_channel_length ic) in
+      close_in ic;
+      split_text path text
