@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from proofeval.provers.hol_light.server import Launcher, WarmProcess
+from tests.openai_stub import StubServer
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -47,3 +48,10 @@ def with_context(base: WarmProcess, header: str, directory: str = "") -> WarmPro
 
 def cpu_count() -> int:
     return len(os.sched_getaffinity(0))
+
+
+@pytest.fixture
+def stub_server() -> Iterator[StubServer]:
+    """A fresh OpenAI-compatible stub server per test (serving every `n`)."""
+    with StubServer() as server:
+        yield server

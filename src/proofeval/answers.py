@@ -7,6 +7,7 @@ import io
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from proofeval.errors import InputError, read_text
@@ -26,6 +27,36 @@ def number_attempts(pairs: Iterable[tuple[str, str]]) -> list[Attempt]:
     return attempts
 
 
+@dataclass(frozen=True)
+class AnswerRow:
+    """One row of an answers file: `answer` holds the proof (fenced or bare); `output` the
+    model's whole completion when the file has it (as `proofeval generate` writes it)."""
+
+    problem_id: str
+    answer: str
+    output: str
+    sample: int | None
+    where: str
+
+
+def _attempts(rows: Iterable[AnswerRow]) -> list[Attempt]:
+    """Rows with a `sample` keep it as their index; the others count from 0 per problem."""
+    seen: Counter[str] = Counter()
+    taken: dict[tuple[str, int], str] = {}
+    attempts = []
+    for row in rows:
+        index = seen[row.problem_id] if row.sample is None else row.sample
+        seen[row.problem_id] += 1
+        if (row.problem_id, index) in taken:
+            raise InputError(
+                f"{row.where}: attempt {index} of {row.problem_id} is also given at "
+                f"{taken[row.problem_id, index]}"
+            )
+        taken[row.problem_id, index] = row.where
+        attempts.append(Attempt(row.problem_id, index, row.output, extract_proof(row.answer)))
+    return attempts
+
+
 def read_answers(path: Path, problem_ids: set[str]) -> tuple[list[Attempt], list[str]]:
     """The attempts in `path` for the given problems, and warnings about the rows skipped."""
     if path.suffix == ".csv":
@@ -36,21 +67,21 @@ def read_answers(path: Path, problem_ids: set[str]) -> tuple[list[Attempt], list
         raise InputError(f"no such file: {path}")
     else:
         raise InputError(f"{path}: unknown answers format: expected a .csv or .jsonl file")
-    kept: list[tuple[str, str]] = []
+    kept: list[AnswerRow] = []
     unknown: Counter[str] = Counter()
-    for problem_id, output in rows:
-        if problem_id in problem_ids:
-            kept.append((problem_id, output))
+    for row in rows:
+        if row.problem_id in problem_ids:
+            kept.append(row)
         else:
-            unknown[problem_id] += 1
+            unknown[row.problem_id] += 1
     warnings = [
         f"{path}: skipped {count} answer{'s' * (count > 1)} for unknown problem {pid!r}"
         for pid, count in unknown.items()
     ]
-    return number_attempts(kept), warnings
+    return _attempts(kept), warnings
 
 
-def _csv_rows(path: Path, text: str) -> list[tuple[str, str]]:
+def _csv_rows(path: Path, text: str) -> list[AnswerRow]:
     # No field can be longer than the file; the default limit (128 KiB) is too small for proofs.
     csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
     rows = _csv_records(path, text)
@@ -69,7 +100,9 @@ def _csv_rows(path: Path, text: str) -> list[tuple[str, str]]:
             raise InputError(
                 f"{path}:{line}: {len(fields)} fields where the header has {len(columns)}"
             )
-        pairs.append((_problem_id(path, line, fields[id_col]), fields[answer_col]))
+        answer = fields[answer_col]
+        pid = _problem_id(path, line, fields[id_col])
+        pairs.append(AnswerRow(pid, answer, answer, None, f"{path}:{line}"))
     return pairs
 
 
@@ -103,11 +136,20 @@ def jsonl_objects(path: Path, text: str) -> Iterator[tuple[int, dict]]:
         yield number, row
 
 
-def _jsonl_rows(path: Path, text: str) -> list[tuple[str, str]]:
-    return [
-        (_problem_id(path, number, row.get("problem_id")), _answer(f"{path}:{number}", row))
-        for number, row in jsonl_objects(path, text)
-    ]
+def _jsonl_rows(path: Path, text: str) -> list[AnswerRow]:
+    return [_jsonl_row(path, number, row) for number, row in jsonl_objects(path, text)]
+
+
+def _jsonl_row(path: Path, number: int, row: dict) -> AnswerRow:
+    where = f"{path}:{number}"
+    answer = _answer(where, row)
+    output = next((row[k] for k in ("output", "generation") if isinstance(row.get(k), str)), answer)
+    sample = row.get("sample")
+    if sample is not None and (type(sample) is not int or sample < 0):
+        raise InputError(f"{where}: sample must be a non-negative integer")
+    return AnswerRow(
+        _problem_id(path, number, row.get("problem_id")), answer, output, sample, where
+    )
 
 
 def _problem_id(path: Path, line: int, value: object) -> str:

@@ -5,10 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from proofeval.commands import build, check, demo, obfuscate, problems, profile
+from proofeval.commands import (
+    build,
+    check,
+    demo,
+    generate,
+    obfuscate,
+    problems,
+    profile,
+    prompts,
+)
 from proofeval.errors import CheckerError, InputError
 
-COMMANDS = (check, demo, build, problems, profile, obfuscate)
+COMMANDS = (generate, check, prompts, demo, build, problems, profile, obfuscate)
 
 
 def parser() -> argparse.ArgumentParser:

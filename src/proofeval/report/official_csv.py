@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from proofeval.files import write_csv_atomically
 from proofeval.model import Verdict
-from proofeval.report.table import write_csv_atomically
 from proofeval.store import ResultRow
 
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import csv
-import os
-import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from proofeval.files import write_csv_atomically
 from proofeval.model import Verdict
 from proofeval.store import ResultRow
 
@@ -61,19 +59,38 @@ def category_table(rows: list[ResultRow]) -> list[CategoryRow]:
     return [*table, _count("Total", rows)]
 
 
-def format_table(rows: list[CategoryRow]) -> str:
+@dataclass(frozen=True)
+class Column:
+    """A column added to the right of the paper table: a cell per category name ("-" if none)."""
+
+    header: str
+    cells: Mapping[str, str]
+
+
+def format_table(rows: list[CategoryRow], extra: Sequence[Column] = ()) -> str:
     """Aligned plain text: header, rule, the categories, rule, the last (Total) row."""
-    lines = [HEADER, *(row.cells() for row in rows)]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
+    header = (*HEADER, *(column.header for column in extra))
+    lines = [header, *(_cells(row, extra) for row in rows)]
+    return format_grid(lines)
+
+
+def _cells(row: CategoryRow, extra: Sequence[Column]) -> tuple[str, ...]:
+    return (*row.cells(), *(column.cells.get(row.category, "-") for column in extra))
+
+
+def format_grid(lines: Sequence[Sequence[str]]) -> str:
+    """A header line, then rows; the first column left-aligned, the rest right-aligned; a rule
+    under the header and above the last row."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
 
     def render(cells: Sequence[str]) -> str:
         first = cells[0].ljust(widths[0])
         rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
         return "  ".join((first, *rest))
 
-    rule = "-" * len(render(HEADER))
+    rule = "-" * len(render(lines[0]))
     body = [render(cells) for cells in lines[1:]]
-    return "\n".join([render(HEADER), rule, *body[:-1], rule, *body[-1:]])
+    return "\n".join([render(lines[0]), rule, *body[:-1], rule, *body[-1:]])
 
 
 def write_results_csv(rows: list[ResultRow], path: Path) -> None:
@@ -92,19 +109,3 @@ def _result_record(row: ResultRow) -> tuple[str, ...]:
         "" if row.seconds is None else f"{row.seconds:.3f}",
         row.message,
     )
-
-
-def write_csv_atomically(path: Path, records: Iterable[Sequence[str]]) -> None:
-    """Write a CSV so readers see the old file or the whole new one, never a part."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Not mkstemp: its files are private (0600); open() gives the user's usual permissions.
-    temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(temp, "w", newline="", encoding="utf-8") as out:
-            csv.writer(out).writerows(records)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise

@@ -1,0 +1,117 @@
+"""Render a problem's prompt from a template: a built-in one, or a user's file.
+
+A template is Jinja2 and sees the problem's id, statement, header, category, prover and
+benchmark, plus prover_name ("HOL Light", "Lean 4", ...) and language (the code fence tag:
+"ocaml", "lean4", "coq", "isabelle"). Never the reference proof. A user's file with the
+s2n-bignum-bench placeholder `{query.txt}` is that benchmark's plain format instead:
+`{query.txt}` becomes the statement and `{setup.ml}` the header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+
+from proofeval.errors import InputError, read_text
+from proofeval.model import Problem
+
+TEMPLATES = Path(__file__).parent / "templates"
+BUILTIN = ("hol_light_tactic", "formal_proof", "plan_then_proof")
+PLACEHOLDERS = ("{query.txt}", "{setup.ml}")
+
+PROVER_NAMES = {
+    "hol-light": "HOL Light",
+    "lean": "Lean 4",
+    "lean4": "Lean 4",
+    "coq": "Coq",
+    "rocq": "Rocq",
+    "isabelle": "Isabelle/HOL",
+}
+LANGUAGES = {
+    "hol-light": "ocaml",
+    "lean": "lean4",
+    "lean4": "lean4",
+    "coq": "coq",
+    "rocq": "coq",
+    "isabelle": "isabelle",
+}
+
+Renderer = Callable[[Problem], str]
+
+
+def default_template(prover: str) -> str:
+    """The built-in template for a prover: tactics for HOL Light, whole proofs otherwise."""
+    return "hol_light_tactic" if prover == "hol-light" else "formal_proof"
+
+
+def render(template: str | Path | None, problem: Problem) -> str:
+    """The prompt for `problem`: `template` is a built-in name, a file, or None (the
+    prover's default)."""
+    spec = default_template(problem.prover) if template is None else str(template)
+    return renderer(spec)(problem)
+
+
+def variables(problem: Problem) -> dict[str, str]:
+    """What a template may use: everything about the problem except its reference proof."""
+    return {
+        "id": problem.id,
+        "statement": problem.statement,
+        "header": problem.header,
+        "category": problem.category,
+        "prover": problem.prover,
+        "benchmark": problem.benchmark,
+        "prover_name": PROVER_NAMES.get(problem.prover, problem.prover),
+        "language": LANGUAGES.get(problem.prover, problem.prover),
+    }
+
+
+@lru_cache(maxsize=32)
+def renderer(spec: str) -> Renderer:
+    """A function from problem to prompt for a built-in name or a template file (cached)."""
+    if spec in BUILTIN:
+        return _jinja(TEMPLATES / f"{spec}.j2", read_text(TEMPLATES / f"{spec}.j2"))
+    path = Path(spec)
+    if not path.exists():
+        raise InputError(f"no such template: {spec} (built-in templates: {', '.join(BUILTIN)})")
+    text = read_text(path)
+    if PLACEHOLDERS[0] in text:
+        return lambda problem: _placeholders(text, problem)
+    return _jinja(path, text)
+
+
+def _placeholders(text: str, problem: Problem) -> str:
+    return text.replace("{query.txt}", problem.statement).replace("{setup.ml}", problem.header)
+
+
+def _jinja(path: Path, text: str) -> Renderer:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader([str(path.parent), str(TEMPLATES)]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    try:
+        template = env.from_string(text)
+    except jinja2.TemplateSyntaxError as exc:
+        raise InputError(f"{path}:{exc.lineno}: template syntax error: {exc.message}") from None
+
+    def render_one(problem: Problem) -> str:
+        try:
+            return template.render(variables(problem))
+        except jinja2.TemplateSyntaxError as exc:  # in a file it includes
+            where = exc.filename or path
+            raise InputError(
+                f"{where}:{exc.lineno}: template syntax error: {exc.message}"
+            ) from None
+        except jinja2.UndefinedError as exc:
+            known = ", ".join(variables(problem))
+            raise InputError(f"{path}: {exc.message} (variables: {known})") from None
+        except jinja2.TemplateError as exc:
+            raise InputError(f"{path}: template error: {exc}") from None
+
+    return render_one
