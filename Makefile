@@ -18,12 +18,12 @@ demo: install
 	$(VENV)/bin/proofeval demo
 
 test: install
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks docs
 	$(VENV)/bin/pytest -q
 
 lint: install
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks docs
+	$(VENV)/bin/ruff format --check src tests benchmarks docs
 
 bench: install
 	$(VENV)/bin/python benchmarks/hol_light_warm_vs_fresh.py

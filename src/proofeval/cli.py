@@ -14,10 +14,12 @@ from proofeval.commands import (
     problems,
     profile,
     prompts,
+    report,
+    run,
 )
 from proofeval.errors import CheckerError, InputError
 
-COMMANDS = (generate, check, prompts, demo, build, problems, profile, obfuscate)
+COMMANDS = (run, generate, check, report, prompts, demo, build, problems, profile, obfuscate)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,0 +1,83 @@
+"""proofeval report: a run's table with pass@k, as text, JSON, CSV or an HTML page."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from proofeval.check_run import say
+from proofeval.files import write_text_atomically
+from proofeval.report.category_csv import write_category_csv
+from proofeval.report.json_report import comparison_document, dumps, run_document
+from proofeval.report.run_data import load_run
+from proofeval.report.terminal import format_comparison, format_run
+
+STDOUT = "-"
+
+
+def configure(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report",
+        help="report a run: per-category table with pass@k, JSON, CSV, HTML",
+        description="Print the per-category table of a run directory (the paper layout, with "
+        "a pass@k column for each k its samples allow), or compare two runs side by side. "
+        "pass@k is the unbiased estimator averaged over problems; pass@1 is avg-of-n with "
+        "the standard error over problems; unchecked attempts count in neither n nor c.",
+    )
+    p.add_argument("run", type=Path, metavar="RUN_DIR", help="a run directory (with its store)")
+    p.add_argument(
+        "other",
+        type=Path,
+        nargs="?",
+        metavar="RUN_DIR2",
+        help="a second run directory: compare A=RUN_DIR and B=RUN_DIR2 (differences are B-A)",
+    )
+    p.add_argument(
+        "--json",
+        nargs="?",
+        const=STDOUT,
+        type=str,
+        metavar="FILE",
+        help="the report as a JSON document: printed instead of the table, or written to FILE "
+        "(write --json=FILE, or put --json FILE after the run directories)",
+    )
+    p.add_argument(
+        "--csv",
+        type=Path,
+        metavar="FILE",
+        help="write per-category rows (counts, shares, pass@1 with its standard error, pass@k) "
+        "to FILE, one block of rows per run",
+    )
+    p.add_argument(
+        "--html",
+        type=Path,
+        metavar="DIR",
+        help="write a self-contained page to DIR/index.html: tables, pictures, and every "
+        "problem's prompt, answers and verdicts",
+    )
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    runs = [load_run(args.run)]
+    if args.other is not None:
+        runs.append(load_run(args.other))
+    if args.json is not None:
+        doc = run_document(runs[0]) if len(runs) == 1 else comparison_document(*runs)
+        if args.json == STDOUT:
+            sys.stdout.write(dumps(doc))
+        else:
+            write_text_atomically(Path(args.json), dumps(doc))
+            say(f"wrote {args.json}")
+    if args.json != STDOUT:
+        print(format_run(runs[0]) if len(runs) == 1 else format_comparison(*runs))
+    if args.csv is not None:
+        write_category_csv(runs, args.csv)
+        say(f"wrote {args.csv}")
+    if args.html is not None:
+        # Imported here: matplotlib takes a while to load, and only the page needs it.
+        from proofeval.report.html import write_html
+
+        say(f"wrote {write_html(runs, args.html)}")
+    return 0

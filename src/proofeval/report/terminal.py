@@ -1,0 +1,122 @@
+"""The terminal report: the paper table with pass@k columns, or two runs side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from proofeval.metrics import Breakdown, RunMetrics
+from proofeval.report.run_data import RunData
+from proofeval.report.table import Column, category_table, format_grid, format_table
+
+TOTAL = "Total"
+SHOWN_UNEVALUATED = 5
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def points(a: float | None, b: float | None) -> str:
+    """b - a in percentage points."""
+    if a is None or b is None:
+        return "-"
+    shown = round(100 * (b - a), 1)
+    return f"{shown + 0.0:+.1f}"  # + 0.0 turns -0.0 into 0.0
+
+
+def rows_by_name(metrics: RunMetrics) -> dict[str, Breakdown]:
+    return {**metrics.categories, TOTAL: metrics.overall}
+
+
+def pass_columns(metrics: RunMetrics) -> list[Column]:
+    rows = rows_by_name(metrics)
+    return [
+        Column(f"pass@{k}", {name: percent(b.pass_at_k.get(k)) for name, b in rows.items()})
+        for k in metrics.ks
+    ]
+
+
+def format_run(run: RunData) -> str:
+    """The paper table with a pass@k column per reportable k, then the summary lines."""
+    table = format_table(category_table(run.results), pass_columns(run.metrics))
+    return "\n".join([table, "", *summary_lines(run.metrics)])
+
+
+def summary_lines(metrics: RunMetrics) -> list[str]:
+    overall = metrics.overall
+    lines = []
+    if overall.pass_at_1 is not None:
+        est = overall.pass_at_1
+        error = "" if est.stderr is None else f" ± {percent(est.stderr)} (standard error)"
+        lines.append(
+            f"pass@1 {percent(est.mean)}{error}: avg of {sample_range(metrics)} "
+            f"over {plural(est.problems, 'problem')}"
+        )
+    if overall.checked:
+        lines.append(f"timeouts: {percent(overall.timeout_share)} of checked attempts")
+    if overall.unchecked:
+        lines.append(f"unchecked attempts: {overall.unchecked} (left out of every rate but OK/Tot)")
+    if metrics.unevaluated:
+        shown = ", ".join(metrics.unevaluated[:SHOWN_UNEVALUATED])
+        more = "" if len(metrics.unevaluated) <= SHOWN_UNEVALUATED else ", ..."
+        lines.append(
+            f"not evaluated: {plural(len(metrics.unevaluated), 'problem')} with no checked attempt "
+            f"({shown}{more}), left out of pass@k"
+        )
+    gen = metrics.generation
+    if gen is not None:
+        models = f" from {', '.join(gen.models)}" if gen.models else ""
+        lines.append(
+            f"generation: {gen.completions} completions{models}; per completion "
+            f"{gen.mean_prompt_tokens:.0f} prompt + {gen.mean_completion_tokens:.0f} "
+            f"completion tokens, {gen.mean_seconds:.1f} s"
+        )
+    return lines
+
+
+def sample_range(metrics: RunMetrics) -> str:
+    ns = [s.n for s in metrics.scores if s.n > 0]
+    low, high = min(ns), max(ns)
+    return plural(low, "sample") if low == high else f"{low}-{high} samples"
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def common_ks(a: RunMetrics, b: RunMetrics) -> tuple[int, ...]:
+    return tuple(k for k in a.ks if k in b.ks)
+
+
+def comparison_lines(a: RunMetrics, b: RunMetrics) -> list[tuple[str, ...]]:
+    """Header and rows: per category, each figure for A, for B, and B - A in points."""
+    figures: list[tuple[str, Callable[[Breakdown], float | None]]] = [
+        ("OK/Tot", lambda r: r.ok_share),
+        *((f"pass@{k}", _at(k)) for k in common_ks(a, b)),
+    ]
+    header = ["Category"]
+    for name, _ in figures:
+        header += [f"A {name}", f"B {name}", "B-A"]
+    rows_a, rows_b = rows_by_name(a), rows_by_name(b)
+    names = sorted((set(rows_a) | set(rows_b)) - {TOTAL}) + [TOTAL]
+    lines = [tuple(header)]
+    for name in names:
+        cells = [name]
+        for _, figure in figures:
+            va = figure(rows_a[name]) if name in rows_a else None
+            vb = figure(rows_b[name]) if name in rows_b else None
+            cells += [percent(va), percent(vb), points(va, vb)]
+        lines.append(tuple(cells))
+    return lines
+
+
+def _at(k: int) -> Callable[[Breakdown], float | None]:
+    return lambda row: row.pass_at_k.get(k)
+
+
+def format_comparison(a: RunData, b: RunData) -> str:
+    table = format_grid(comparison_lines(a.metrics, b.metrics))
+    parts = [f"A: {a.path}", f"B: {b.path}", "", table]
+    for label, run in (("A", a), ("B", b)):
+        parts += ["", f"{label}:", *("  " + line for line in summary_lines(run.metrics))]
+    return "\n".join(parts)

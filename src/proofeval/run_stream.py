@@ -1,0 +1,187 @@
+"""`proofeval run`: generation and checking as one stream, resumable from the run store.
+
+A background thread asks the model for what the store lacks; each completion is
+recorded, its proof extracted, and handed to the checker as it arrives, so generation
+and checking overlap. Attempts generated earlier but not yet checked go first.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from proofeval.check_run import SUPPORTED_PROVERS, say
+from proofeval.generate.client import Generator, SamplingSettings
+from proofeval.generate_run import (
+    ANSWERS_FILE,
+    Extraction,
+    Request,
+    missing_requests,
+    write_answers,
+)
+from proofeval.model import Attempt, Generation, Outcome, Problem
+from proofeval.provers.hol_light.pool import CheckSettings, HolLightChecker, Job
+from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.report.table import write_results_csv
+from proofeval.store import ResultRow, RunStore
+from proofeval.suites import load_benchmark
+from proofeval.timeouts import TimeoutPolicy, load_policy
+
+_DONE = object()
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    problems: Path
+    out: Path
+    sampling: SamplingSettings
+    template: str | None = None
+    extraction: Extraction = Extraction()
+    timeout: float = 120.0
+    timeout_map: Path | None = None
+    timeouts: Path | None = None
+    settings: CheckSettings = CheckSettings()
+
+
+class Progress:
+    """One bar of checked attempts, with the generated and solved counts beside it."""
+
+    def __init__(self, total: int) -> None:
+        self.bar = tqdm(total=total, unit="attempt", desc="checking", file=sys.stderr)
+        self.lock = threading.Lock()
+        self.generated = self.solved = 0
+
+    def on_generated(self) -> None:
+        with self.lock:
+            self.generated += 1
+            self._show()
+
+    def on_checked(self, outcome: Outcome) -> None:
+        with self.lock:
+            self.solved += outcome.verdict == "OK"
+            self.bar.update()
+            self._show()
+
+    def _show(self) -> None:
+        self.bar.set_postfix(generated=self.generated, solved=self.solved, refresh=True)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+class Pipeline:
+    """Completions in from the model thread, checker jobs out to the checker."""
+
+    def __init__(self, opts: RunOptions, store: RunStore, problems: list[Problem]) -> None:
+        self.opts = opts
+        self.store = store
+        self.problems = {p.id: p for p in problems}
+        self.policy: TimeoutPolicy = load_policy(
+            opts.problems, opts.timeout_map, opts.timeouts, opts.timeout
+        )
+        self.arrivals: queue.Queue = queue.Queue()
+        self.generator = Generator(opts.sampling)
+        self.failure: BaseException | None = None
+
+    def generate(self, requests: list[Request], progress: Progress) -> None:
+        def arrived(gen: Generation) -> None:
+            attempt = self.opts.extraction.attempt(gen, self.problems[gen.problem_id])
+            self.store.record_generation(gen)
+            self.store.add_attempts([attempt])
+            progress.on_generated()
+            self.arrivals.put(attempt)
+
+        try:
+            self.generator.generate(requests, arrived)
+        except BaseException as exc:  # reported by run_pipeline(); what arrived is checked
+            self.failure = exc
+        finally:
+            self.arrivals.put(_DONE)
+
+    def jobs(self, earlier: list[Attempt]) -> Iterator[Job]:
+        for attempt in earlier:
+            yield self._job(attempt)
+        while (attempt := self.arrivals.get()) is not _DONE:
+            yield self._job(attempt)
+
+    def _job(self, attempt: Attempt) -> Job:
+        problem = self.problems[attempt.problem_id]
+        return Job(attempt, problem, self.policy.for_problem(problem))
+
+
+def run_pipeline(opts: RunOptions, base: WarmProcess | None = None) -> list[ResultRow]:
+    """Generate what the store lacks and check every unchecked attempt; the result rows."""
+    bench = load_benchmark(opts.problems)
+    problems = [p for p in bench.problems if p.prover in SUPPORTED_PROVERS]
+    if len(problems) < len(bench.problems):
+        say("warning: only HOL Light problems can be checked yet: the others are left out")
+    store = RunStore(opts.out)
+    try:
+        store.add_problems(problems)
+        pipeline = Pipeline(opts, store, problems)
+        earlier = _earlier_attempts(store, pipeline.problems, opts.extraction)
+        have = {(a.problem_id, a.index) for a in earlier}
+        requests = missing_requests(problems, have, opts.sampling.samples, opts.template)
+        unchecked = store.pending(earlier)
+        _say_resumed(len(earlier), len(unchecked))
+        if requests or unchecked:
+            _stream(pipeline, requests, unchecked, base)
+        rows = store.results()
+        generations = [g for g in store.generations() if g.problem_id in pipeline.problems]
+    finally:
+        store.close()
+    write_results_csv(rows, opts.out / "results.csv")
+    verdicts = {(r.problem_id, r.attempt): r.verdict for r in rows}
+    write_answers(
+        opts.out / ANSWERS_FILE, generations, pipeline.problems, opts.extraction, verdicts
+    )
+    if pipeline.failure is not None:
+        raise pipeline.failure
+    return rows
+
+
+def _stream(pipeline: Pipeline, requests: list[Request], unchecked: list[Attempt], base) -> None:
+    total = len(unchecked) + sum(len(samples) for _, _, samples in requests)
+    progress = Progress(total)
+    producer = threading.Thread(target=pipeline.generate, args=(requests, progress))
+    producer.start()
+
+    def record(attempt: Attempt, outcome: Outcome) -> None:
+        pipeline.store.record(attempt, outcome)
+        progress.on_checked(outcome)
+
+    checker = HolLightChecker(pipeline.opts.settings, record, say, base=base)
+    try:
+        checker.run(pipeline.jobs(unchecked), problems=pipeline.problems.values())
+    finally:
+        pipeline.generator.cancel()  # the checker failed or was interrupted: stop asking
+        producer.join()
+        progress.close()
+
+
+def _earlier_attempts(
+    store: RunStore, problems: dict[str, Problem], extraction: Extraction
+) -> list[Attempt]:
+    """The attempts of completions already in the store, extracted with today's options
+    (an attempt whose proof comes out differently loses its verdict)."""
+    attempts = [
+        extraction.attempt(g, problems[g.problem_id])
+        for g in store.generations()
+        if g.problem_id in problems
+    ]
+    store.add_attempts(attempts)
+    return attempts
+
+
+def _say_resumed(generated: int, unchecked: int) -> None:
+    if generated:
+        say(
+            f"resuming: {generated} completions already in the run, "
+            f"{generated - unchecked} of them checked"
+        )
