@@ -68,13 +68,7 @@ def add_sampling_options(p: argparse.ArgumentParser) -> None:
         help="chat: the prompt is one user message (/chat/completions); completion: raw text "
         "(/completions), for base models (default %(default)s)",
     )
-    g.add_argument(
-        "--template",
-        metavar="T",
-        help=f"prompt template: a built-in ({', '.join(BUILTIN)}) or a file (Jinja2, or "
-        "the s2n-bignum-bench format with {query.txt}); default: hol_light_tactic for "
-        "HOL Light problems, formal_proof for others",
-    )
+    add_template_option(g)
     g.add_argument(
         "--samples",
         type=positive(int),
@@ -129,6 +123,16 @@ def add_sampling_options(p: argparse.ArgumentParser) -> None:
         default=600.0,
         metavar="S",
         help="seconds before a request is abandoned and retried (default %(default)s)",
+    )
+
+
+def add_template_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    p.add_argument(
+        "--template",
+        metavar="T",
+        help=f"prompt template: a built-in ({', '.join(BUILTIN)}) or a file (Jinja2, or "
+        "the s2n-bignum-bench format with {query.txt}); default: hol_light_tactic for "
+        "HOL Light problems, formal_proof for others",
     )
 
 

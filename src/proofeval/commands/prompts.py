@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from proofeval.commands.generate import add_template_option
 from proofeval.errors import InputError
-from proofeval.generate.prompts import BUILTIN, render
+from proofeval.generate.prompts import render
 from proofeval.suites import load_benchmark
 
 
@@ -20,12 +21,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "one file <problem id>.txt each.",
     )
     p.add_argument("problems", type=Path, help="a benchmark directory or .jsonl file")
-    p.add_argument(
-        "--template",
-        metavar="T",
-        help=f"a built-in template ({', '.join(BUILTIN)}) or a template file; default: "
-        "hol_light_tactic for HOL Light problems, formal_proof for others",
-    )
+    add_template_option(p)
     p.add_argument(
         "--problem",
         action="append",
