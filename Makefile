@@ -27,6 +27,7 @@ lint: install
 
 bench: install
 	$(VENV)/bin/python benchmarks/hol_light_warm_vs_fresh.py
+	$(VENV)/bin/python benchmarks/shared_loading.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
