@@ -144,8 +144,8 @@ _OPENERS, _CLOSERS = "([{⟨⦃", ")]}⟩⦄"
 
 def lean_proof(code: str) -> str:
     """The proof of the first theorem/lemma/example in `code`: what follows its `:=`,
-    without a leading `by` and with the lines' indentation kept, as NeMo-Skills does (its
-    statements end in `:= by`). Text with no such declaration loses only a leading `by`.
+    without a leading `by`, indented as NeMo-Skills' proofs are (its statements end in
+    `:= by`). Text with no such declaration loses only a leading `by`.
     """
     masked = _mask(code, "--", ("/-", "-/"))
     decl = _LEAN_DECL.search(masked)
@@ -158,21 +158,29 @@ def lean_proof(code: str) -> str:
         elif masked[i] in _CLOSERS:
             depth = max(0, depth - 1)
         elif depth == 0 and masked.startswith(":=", i):  # binders may hold `:=`
-            return _drop_by(code[i + 2 :])
+            return _drop_by(code[i + 2 :].lstrip(" \t"))
     return code.strip()
 
 
+_BY = re.compile(r"[ \t]*by(?![\w'])[ \t]*")
+
+
 def _drop_by(text: str) -> str:
-    first, newline, rest = text.partition("\n")
-    first = first.strip()
-    if first == "by":
-        first = ""
-    elif re.match(r"by\s", first):
-        first = first[3:].lstrip()
-    lines = [first, *rest.split("\n")] if newline else [first]
+    """`text` without a leading `by`: tactics on its line get the next lines' indentation,
+    so that the proof reads as one block after the benchmark's `:= by`."""
+    lines = text.rstrip().split("\n")
+    by = _BY.match(lines[0])
+    if by is not None:
+        rest = lines[0][by.end() :]
+        indent = next((_indent(line) for line in lines[1:] if line.strip()), "  ")
+        lines[0] = indent + rest if rest.strip() else ""
     while lines and not lines[0].strip():
         lines.pop(0)
-    return "\n".join(lines).rstrip()
+    return "\n".join(lines)
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 _COQ_DECL = re.compile(
