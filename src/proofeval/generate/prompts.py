@@ -9,11 +9,13 @@ s2n-bignum-bench placeholder `{query.txt}` is that benchmark's plain format inst
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
 import jinja2
+from jinja2.sandbox import SandboxedEnvironment
 
 from proofeval.errors import InputError, read_text
 from proofeval.model import Problem
@@ -82,12 +84,19 @@ def renderer(spec: str) -> Renderer:
     return _jinja(path, text)
 
 
+_PLACEHOLDER = re.compile(r"\{(query\.txt|setup\.ml)\}")
+
+
 def _placeholders(text: str, problem: Problem) -> str:
-    return text.replace("{query.txt}", problem.statement).replace("{setup.ml}", problem.header)
+    # One pass: a statement that contains "{setup.ml}" is not filled in a second time.
+    values = {"query.txt": problem.statement, "setup.ml": problem.header}
+    return _PLACEHOLDER.sub(lambda m: values[m[1]], text)
 
 
 def _jinja(path: Path, text: str) -> Renderer:
-    env = jinja2.Environment(
+    # Sandboxed: no attribute path from a template reaches Python objects that hold the
+    # problem's reference proof.
+    env = SandboxedEnvironment(
         loader=jinja2.FileSystemLoader([str(path.parent), str(TEMPLATES)]),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
