@@ -207,6 +207,22 @@ def test_native_jsonl_reads_fields_defaults_and_order(tmp_path: Path):
     )
 
 
+def test_native_jsonl_reads_nemo_skills_rows(tmp_path: Path):
+    """A miniF2F row as NeMo-Skills ships it: name, header, formal_statement (Lean 4)."""
+    statement = "theorem mathd_algebra_10 : abs ((120 : ℝ) / 100 * 30 - 130 / 100 * 20) = 10 := by"
+    row = {"name": "mathd_algebra_10", "split": "test", "informal_prefix": "/-- -/\n"}
+    row |= {"header": "import Mathlib\n", "formal_statement": statement + "\n"}
+    [problem] = load_benchmark(jsonl(tmp_path / "minif2f.jsonl", row)).problems
+    assert (problem.id, problem.statement, problem.header, problem.prover) == (
+        "mathd_algebra_10",
+        statement,
+        "import Mathlib\n",
+        "lean4",
+    )
+    row = {"name": "c", "formal_statement": "Lemma c : True.", "prover": "coq"}
+    assert load_benchmark(jsonl(tmp_path / "c.jsonl", row)).problems[0].prover == "coq"
+
+
 @pytest.mark.parametrize(
     ("line", "problem"),
     [

@@ -4,6 +4,10 @@ Fields: id and statement (required, non-empty strings); prover ("hol-light"), ca
 ("uncategorized"), header (""), reference and directory (optional strings); timeout (a
 positive number of seconds, or null). A null optional field means its default; unknown fields
 are ignored. A relative directory is taken relative to the JSONL file's directory.
+
+NeMo-Skills' field names are read too: `name` for id and `formal_statement` for statement
+(with `header` as above); a row with `formal_statement` is a Lean 4 problem unless it names
+its prover, as NeMo-Skills' formal-math datasets are.
 """
 
 from __future__ import annotations
@@ -36,10 +40,11 @@ def load(path: Path, benchmark: str) -> list[Problem]:
 
 def _problem(where: str, row: dict, base: Path, benchmark: str) -> Problem:
     directory = _string(where, row, "directory", "")
+    nemo = "statement" not in row and "formal_statement" in row
     return Problem(
-        id=_required(where, row, "id"),
-        statement=_required(where, row, "statement"),
-        prover=_string(where, row, "prover", "hol-light"),
+        id=_required(where, row, "name" if "id" not in row and "name" in row else "id"),
+        statement=_required(where, row, "formal_statement" if nemo else "statement"),
+        prover=_string(where, row, "prover", "lean4" if nemo else "hol-light"),
         benchmark=benchmark,
         category=_string(where, row, "category", "uncategorized"),
         header=_string(where, row, "header", ""),
