@@ -244,8 +244,9 @@ def test_missing_load_names_the_file_and_line(hol_base: WarmProcess, tmp_path: P
     root = tmp_path / "dev"
     (root / "a").mkdir(parents=True)
     (root / "a/x.ml").write_text('let A = prove(`T`, REWRITE_TAC[]);;\n\nneeds "a/nowhere.ml";;\n')
-    with pytest.raises(InputError, match=r"x\.ml:3: needs \"a/nowhere.ml\": no such file"):
+    with pytest.raises(InputError, match=r"x\.ml:3: needs \"a/nowhere.ml\": no such file") as e:
         build(BuildOptions((root / "a/x.ml",), tmp_path / "b", root), hol_base)
+    assert "may be too old for these sources: pass --hol-light DIR" in str(e.value)
 
 
 def test_a_syntax_error_names_the_file_and_line(hol_base: WarmProcess, tmp_path: Path) -> None:

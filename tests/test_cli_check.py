@@ -197,14 +197,6 @@ def test_non_utf8_is_refused(tmp_path: Path, capsys) -> None:
     assert code == 2 and "UTF-8" in err
 
 
-def test_missing_hol_light_is_one_line(tmp_path: Path, capsys) -> None:
-    bench = s2n_layout(tmp_path)
-    (bench / "arith.add_0" / "answer.txt").write_text("ARITH_TAC")
-    args = ["check", str(bench), "--out", str(tmp_path / "r"), "--hol-light", str(tmp_path)]
-    code, err = run_cli(args, capsys)
-    assert code == 1 and "HOL Light is not installed" in err
-
-
 def test_every_command_has_help(capsys) -> None:
     for args in (["--help"], ["check", "--help"], ["demo", "--help"]):
         with pytest.raises(SystemExit) as exit_info:

@@ -6,8 +6,9 @@ import argparse
 from pathlib import Path
 
 from proofeval.check_run import say
+from proofeval.commands.options import add_hol_light_option
 from proofeval.commands.warm import hol_core
-from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
+from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.suites.builder import BuildOptions, build
 from proofeval.suites.categories import OFFICIAL_RULES, load_rules
 
@@ -49,13 +50,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "loads its base; {group} stands for the source's group, so s2n-bignum's build is "
         "--prelude '{group}/proofs/base.ml' (repeatable)",
     )
-    p.add_argument(
-        "--hol-light",
-        type=Path,
-        default=DEBIAN_HOL_LIGHT,
-        metavar="DIR",
-        help="HOL Light directory with hol.ml and its toplevel `ocaml` (default %(default)s)",
-    )
+    add_hol_light_option(p)
     p.add_argument(
         "--categories",
         type=Path,

@@ -10,9 +10,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 from proofeval.check_run import say
+from proofeval.commands.options import add_hol_light_option
 from proofeval.commands.warm import hol_core
 from proofeval.errors import InputError, read_text
-from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
+from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.suites import load_benchmark
 from proofeval.suites.builder import PROBLEMS
 from proofeval.suites.obfuscate import obfuscate
@@ -32,13 +33,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("problems", type=Path, help="a benchmark directory with problems.json")
     p.add_argument("--in-place", action="store_true", help="replace the queries of BENCH")
-    p.add_argument(
-        "--hol-light",
-        type=Path,
-        default=DEBIAN_HOL_LIGHT,
-        metavar="DIR",
-        help="HOL Light directory with hol.ml and its toplevel `ocaml` (default %(default)s)",
-    )
+    add_hol_light_option(p)
     p.add_argument("--no-sandbox", action="store_true", help="run HOL Light without bubblewrap")
     p.set_defaults(handler=run)
 

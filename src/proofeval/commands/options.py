@@ -22,6 +22,18 @@ def positive(kind):
     return parse
 
 
+def add_hol_light_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    p.add_argument(
+        "--hol-light",
+        type=Path,
+        default=DEBIAN_HOL_LIGHT,
+        metavar="DIR",
+        help="the HOL Light to use: Debian's (hol.ml and its toplevel `ocaml`), or a "
+        "source tree built by `make` (hol.ml, ocaml-hol, pa_j.cmo) with the same OCaml as "
+        "`ocamlc` on PATH (default %(default)s)",
+    )
+
+
 def add_checker_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("checking")
     g.add_argument(
@@ -62,13 +74,7 @@ def add_checker_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run HOL Light without bubblewrap (only where user namespaces are unavailable)",
     )
-    g.add_argument(
-        "--hol-light",
-        type=Path,
-        default=DEBIAN_HOL_LIGHT,
-        metavar="DIR",
-        help="HOL Light directory with hol.ml and its toplevel `ocaml` (default %(default)s)",
-    )
+    add_hol_light_option(g)
 
 
 def checker_settings(args: argparse.Namespace) -> CheckSettings:

@@ -221,7 +221,9 @@ class Inliner:
             where = "the HOL Light directory" if phrase.name == "loads" else "the load path"
             raise InputError(
                 f'{path}:{line}: {phrase.name} "{phrase.arg}": no such file on {where} '
-                f"({self.load_path.root}, {self.load_path.hol_dir})"
+                f"({self.load_path.root}, {self.load_path.hol_dir}); if it is a HOL Light "
+                "file, this HOL Light may be too old for these sources: pass --hol-light DIR "
+                "with a newer one"
             )
         call = f'{phrase.name} "{phrase.arg}"'
         if phrase.name == "needs" and file_id(target) in loaded:

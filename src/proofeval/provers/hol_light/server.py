@@ -9,6 +9,7 @@ framing is the one in proofeval_server.ml.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -107,6 +108,12 @@ class Phrase:
     tactic: tuple[int, int] | None
 
 
+def _ocaml_string(text: str) -> str:
+    """An OCaml string literal of `text`, every byte but plain ones escaped."""
+    plain = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-$+ "
+    return '"' + "".join(chr(b) if b in plain else f"\\{b:03d}" for b in text.encode()) + '"'
+
+
 def _span(a: str, b: str) -> tuple[int, int] | None:
     return None if a == "-1" else (int(a), int(b))
 
@@ -128,7 +135,30 @@ class WarmProcess:
     def load(self, path: Path, directory: str, timeout: float | None = None) -> None:
         reply = self._request(["load", directory, str(path)], timeout or BOOT_LIMIT)
         if reply[0] != "ok":
-            raise CheckerError(f"the context failed to load: {reply[-1]}")
+            why = self._missing_load(path) if "Not_found" in reply[-1] else None
+            raise CheckerError(f"the context failed to load: {why or reply[-1]}")
+
+    def _missing_load(self, path: Path) -> str | None:
+        """The first file that `path` loads and HOL Light cannot find (HOL Light itself
+        says only Not_found), as a message; None if there is none."""
+        try:
+            loads = [p for p in self.split(path) if p.kind == "load"]
+            missing = next((p for p in loads if not self._finds(p.name, p.arg)), None)
+        except (InputError, CheckerError):  # then the original message is all there is
+            return None
+        if missing is None:
+            return None
+        return (
+            f'{missing.name} "{missing.arg}": no such file in the sources or in HOL Light '
+            f"({self.launcher.hol_dir}), which may be too old for these sources: "
+            "pass --hol-light DIR with a newer HOL Light"
+        )
+
+    def _finds(self, function: str, name: str) -> bool:
+        """Whether HOL Light's `function` (needs, loadt, loads) finds the file `name`."""
+        path = '["$"]' if function == "loads" else "!load_path"
+        expr = f'try ignore (file_on_path {path} {_ocaml_string(name)}); "yes" with _ -> "no"'
+        return self.eval_string(f"({expr})") == "yes"
 
     def add_goal(self, goal_id: str, statement: str) -> str | None:
         """Register a statement; the reason it is unusable, or None."""
@@ -169,6 +199,88 @@ class WarmProcess:
         self.conn.close()
 
 
+# --- Which HOL Light: Debian's, or a source tree built by `make` ---------------------------
+
+
+def toplevel_command(hol_dir: Path) -> list[str]:
+    """The toplevel of a HOL Light directory and its arguments, before the script to run.
+
+    Debian's `ocaml` has camlp5 and pa_j built in. A source tree (github jrh13/hol-light)
+    after `make` has `ocaml-hol` and `pa_j.cmo`, and runs as the hol.sh that `make` writes:
+    from hol_4.14.sh for OCaml >= 4.14 (hol.ml loads camlp5 through findlib), else from
+    hol_4.sh (camlp5 loaded on the command line)."""
+    if (hol_dir / "hol.ml").is_file():
+        if (hol_dir / "ocaml").is_file():
+            _same_ocaml(hol_dir / "ocaml")
+            return [str(hol_dir / "ocaml")]
+        if (hol_dir / "ocaml-hol").is_file() and (hol_dir / "pa_j.cmo").is_file():
+            return _source_tree_command(hol_dir)
+    raise InputError(_not_hol_light(hol_dir))
+
+
+def _source_tree_command(hol_dir: Path) -> list[str]:
+    toplevel = hol_dir / "ocaml-hol"
+    if _same_ocaml(toplevel) >= (4, 14):
+        return [str(toplevel), "-I", str(hol_dir)]
+    camlp5 = _output(["camlp5", "-where"])
+    return [str(toplevel), "-I", camlp5, "camlp5o.cma", "-safe-string", "-I", str(hol_dir)]
+
+
+def _not_hol_light(hol_dir: Path) -> str:
+    if hol_dir == DEBIAN_HOL_LIGHT:
+        return (
+            f"HOL Light is not installed ({hol_dir} has no hol.ml and toplevel `ocaml`): "
+            "run `make install` (Debian packages hol-light and libnum-ocaml-dev) "
+            "or pass --hol-light DIR"
+        )
+    if not hol_dir.is_dir():
+        return f"{hol_dir}: no such HOL Light directory"
+    hint = "; it has hol.ml: run `make` in it" if (hol_dir / "hol.ml").is_file() else ""
+    return (
+        f"{hol_dir} is not a HOL Light directory: expected hol.ml and either Debian's toplevel "
+        f"`ocaml` or, in a source tree built by `make`, ocaml-hol and pa_j.cmo{hint}"
+    )
+
+
+def _same_ocaml(toplevel: Path) -> tuple[int, ...]:
+    """The (major, minor) OCaml version of `toplevel`. The checker's module is compiled by
+    `ocamlc` and loaded into the toplevel, so both must be the same OCaml."""
+    theirs = _output([str(toplevel), "-vnum"])
+    ours = _output(["ocamlc", "-version"])
+    if theirs != ours:
+        raise InputError(
+            f"{toplevel} is OCaml {theirs} but ocamlc is OCaml {ours}: the checker is compiled "
+            "with ocamlc and loaded into HOL Light; put the ocamlc of HOL Light's OCaml first "
+            "on PATH (for an opam switch: eval $(opam env --switch=SWITCH))"
+        )
+    return tuple(int(n) for n in re.findall(r"\d+", theirs)[:2])
+
+
+def _output(cmd: list[str]) -> str:
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise InputError(f"cannot run `{' '.join(cmd)}`: {exc}") from None
+    return done.stdout.strip()
+
+
+def hol_light_paths(hol_dir: Path) -> list[Path]:
+    """What HOL Light reads: its directory, and where the directory's symlinks point."""
+    return [hol_dir, *(entry.resolve() for entry in hol_dir.iterdir() if entry.is_symlink())]
+
+
+def with_read_only(prefix: list[str], paths: list[Path]) -> list[str]:
+    """The bwrap `prefix`, also showing `paths` (read-only) where it would hide them: it
+    shows all of / read-only except what it covers with a tmpfs (/var/tmp)."""
+    covered = [Path(prefix[i + 1]) for i, arg in enumerate(prefix) if arg == "--tmpfs"]
+    binds: list[str] = []
+    for path in paths:
+        if any(path.is_relative_to(c) for c in covered):
+            binds += ["--ro-bind", str(path), str(path)]
+    assert prefix[-1] == "--"
+    return prefix[:-1] + binds + ["--"]
+
+
 class Launcher:
     """Starts the sandboxed base process and hands out clones of warm processes."""
 
@@ -199,25 +311,29 @@ class Launcher:
         return path
 
     def _command(self, build: Path) -> list[str]:
-        toplevel = self.hol_dir / "ocaml"
-        if not toplevel.exists():
-            raise CheckerError(
-                f"HOL Light is not installed ({toplevel} is missing): run `make install` "
-                "(Debian packages hol-light and libnum-ocaml-dev)"
-            )
+        home = self.hol_dir.resolve()
+        toplevel = toplevel_command(home)
         script = self.workdir / "start.ml"
-        script.write_text(f'#use "{self.hol_dir / "hol.ml"}";;\n#use "{build / "boot.ml"}";;\n')
-        cmd = [str(toplevel), str(script)]
+        script.write_text(f'#use "{home / "hol.ml"}";;\n#use "{build / "boot.ml"}";;\n')
+        cmd = [*toplevel, str(script)]
         if self.sandbox:
             check_bwrap_works()
-            cmd = bwrap_prefix([self.workdir]) + cmd
+            cmd = with_read_only(bwrap_prefix([self.workdir]), hol_light_paths(home)) + cmd
         return cmd
 
     def start(self) -> WarmProcess:
         """Boot HOL Light (minutes) and return the base warm process.
 
         The sandbox dies with the thread that calls this (bwrap --die-with-parent), so
-        call it from a thread that outlives every use of the warm processes."""
+        call it from a thread that outlives every use of the warm processes. If it fails,
+        the launcher is closed: not every caller closes one that never started."""
+        try:
+            return self._boot()
+        except BaseException:
+            self.close()
+            raise
+
+    def _boot(self) -> WarmProcess:
         build = build_dir()
         token = secrets.token_hex(16)
         env = dict(
@@ -225,7 +341,7 @@ class Launcher:
             PROOFEVAL_SOCKET=str(self.workdir / "ctl.sock"),
             PROOFEVAL_TOKEN=token,
             PROOFEVAL_BUILD_DIR=str(build),
-            HOLLIGHT_DIR=str(self.hol_dir),
+            HOLLIGHT_DIR=str(self.hol_dir.resolve()),
         )
         # Deep proofs (s2n-bignum's correctness theorems) overflow the default bytecode
         # stack; the official harness raises it the same way.
