@@ -84,6 +84,8 @@ def test_unsolved_goals_fail(core_goal: WarmProcess) -> None:
         "REWRITE_TAC[ADD_CLAUSES",  # does not parse
         "NO_SUCH_TAC",  # unbound
         "ARITH_RULE",  # not a tactic
+        "let x = ARITH_TAC",  # a binding, not an expression
+        "let rec it = ARITH_TAC",
         "",
     ],
 )
@@ -96,10 +98,17 @@ def test_a_trailing_double_semicolon_is_tolerated(core_goal: WarmProcess) -> Non
     assert verdict(core_goal, "ARITH_TAC;;").verdict == Verdict.OK
 
 
+def test_let_it_is_the_expression_it_binds(core_goal: WarmProcess) -> None:
+    """Upstream HOL Light's pa_j (2024 on) reads a top-level expression e as `let it = e`;
+    the checker must see e there, so spelling it out is the same answer on any HOL Light."""
+    assert verdict(core_goal, "let it = ARITH_TAC").verdict == Verdict.OK
+
+
 @pytest.mark.parametrize(
     "answer",
     [
         "CHEAT_TAC",
+        "let it = CHEAT_TAC",  # what upstream pa_j makes of an expression
         "ACCEPT_TAC(mk_thm([], `!n. n + 0 = n`))",
         "ACCEPT_TAC(new_axiom `!n. n + 0 = n`)",
         '(ignore (Sys.command "touch /tmp/x"); ARITH_TAC)',

@@ -62,6 +62,16 @@ let rec strip_trailing_semis s =
   if n >= 2 && String.sub s (n - 2) 2 = ";;" then strip_trailing_semis (String.sub s 0 (n - 2))
   else s
 
+(* HOL Light's pa_j (upstream, since 2024) parses a top-level expression e as
+   `let it = e`, as the HOL88 toplevel did: see it as the expression it is. *)
+let unwrap_it (items : Parsetree.structure) =
+  let open Parsetree in
+  match items with
+  | [ ({ pstr_desc = Pstr_value (Asttypes.Nonrecursive,
+           [ { pvb_pat = { ppat_desc = Ppat_var { txt = "it"; _ }; _ }; pvb_expr; _ } ]); _ }
+       as item) ] -> [ { item with pstr_desc = Pstr_eval (pvb_expr, []) } ]
+  | _ -> items
+
 let parse_expression text =
   let text = strip_trailing_semis text in
   if text = "" then raise (Not_one_expression "the proof is empty");
@@ -81,9 +91,11 @@ let parse_expression text =
   if String.trim rest <> "" then
     raise (Not_one_expression "more than one phrase (';;' inside the proof)");
   match phrase with
-  | Parsetree.Ptop_def [ { pstr_desc = Pstr_eval (e, _); _ } ] -> e
   | Parsetree.Ptop_dir _ -> raise (Not_one_expression "toplevel directives are not allowed")
-  | _ -> raise (Not_one_expression "not a single expression")
+  | Parsetree.Ptop_def items -> (
+      match unwrap_it items with
+      | [ { pstr_desc = Pstr_eval (e, _); _ } ] -> e
+      | _ -> raise (Not_one_expression "not a single expression"))
 
 (* ---------------------------------------------------------------------- *)
 (* Splitting a source file into top-level phrases, for the builder.         *)
@@ -107,7 +119,7 @@ let prove_arguments (e : Parsetree.expression) =
 let classify (items : Parsetree.structure) =
   let open Parsetree in
   let none = (-1, -1) in
-  match items with
+  match unwrap_it items with
   | [ { pstr_desc = Pstr_value (_, [ { pvb_pat = { ppat_desc = Ppat_var { txt = name; _ }; _ };
                                          pvb_expr; _ } ]); _ } ] -> (
       match prove_arguments pvb_expr with
