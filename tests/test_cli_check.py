@@ -9,6 +9,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,7 +18,11 @@ import pytest
 from proofeval.check_run import CheckOptions, run_check
 from proofeval.cli import main
 from proofeval.provers.hol_light.pool import CheckSettings
-from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.hol_light.server import (
+    WORKDIR_PREFIX,
+    WarmProcess,
+    remove_abandoned_workdirs,
+)
 
 SETUP_DEFS = "let TWICE = new_definition `TWICE n = 2 * n`;;\n"
 
@@ -131,11 +136,26 @@ def test_kill_9_loses_no_finished_verdict(hol_base: WarmProcess, tmp_path: Path)
     assert kept >= done_before >= 5
     assert kept < 400, "the run finished before it could be killed"
 
+    [abandoned] = [d for d in workdirs() if owner(d) == str(proc.pid)]
+    remove_abandoned_workdirs()  # what the next launcher does first
+    assert not abandoned.exists() and hol_base.launcher.workdir.exists()
+
     opts = CheckOptions(
         problems=problems, answers=answers, out=run, settings=CheckSettings(workers=2)
     )
     rows = run_check(opts, base=hol_base)
     assert len(rows) == 400 and all(r.verdict == "OK" for r in rows)
+
+
+def workdirs() -> list[Path]:
+    return list(Path(tempfile.gettempdir()).glob(WORKDIR_PREFIX + "*"))
+
+
+def owner(workdir: Path) -> str:
+    try:
+        return (workdir / "owner").read_text()
+    except OSError:
+        return ""
 
 
 def count_verdicts(db: Path) -> int:

@@ -281,6 +281,31 @@ def with_read_only(prefix: list[str], paths: list[Path]) -> list[str]:
     return prefix[:-1] + binds + ["--"]
 
 
+WORKDIR_PREFIX = "proofeval-hol-"
+
+
+def remove_abandoned_workdirs() -> None:
+    """Remove the work directories (about 0.3 MB each) of launchers whose process is gone:
+    one killed with SIGKILL never reaches close()."""
+    for workdir in Path(tempfile.gettempdir()).glob(WORKDIR_PREFIX + "*"):
+        try:
+            owner = int((workdir / "owner").read_text())
+        except (OSError, ValueError):  # another user's, or one being created
+            continue
+        if not _alive(owner):
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, as another user's process
+        return True
+    return True
+
+
 class Launcher:
     """Starts the sandboxed base process and hands out clones of warm processes."""
 
@@ -293,7 +318,9 @@ class Launcher:
         self.hol_dir = hol_dir
         self.sandbox = sandbox
         self.on_wait = on_wait
-        self.workdir = Path(tempfile.mkdtemp(prefix="proofeval-hol-"))
+        remove_abandoned_workdirs()
+        self.workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
+        (self.workdir / "owner").write_text(str(os.getpid()))
         self.log_path = self.workdir / "hol-light.log"
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(str(self.workdir / "ctl.sock"))
