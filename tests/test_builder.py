@@ -48,7 +48,15 @@ let COMMON_CORRECT = prove
   REWRITE_TAC[ensures]);;
 """,
     "common/words.ml": """needs "common/defs.ml";;
-let VAL_ID = prove(`!w. val w = w`, REWRITE_TAC[val_def]);;
+
+(* Phrases that run on without ';;', as OCaml's use_file (and HOL Light's own
+   update_database.ml) allow *)
+module Words_util = struct
+  let twice x = x + x;;
+  let thrice x = x + x + x
+end
+let VAL_ID = prove(`!w. val w = w`, REWRITE_TAC[val_def])
+let VAL_TWICE = prove(`!w. val w + val w = w + w`, REWRITE_TAC[VAL_ID]);;
 """,
     "arm/proofs/base.ml": """needs "common/overlap.ml";;
 needs "common/words.ml";;
@@ -98,6 +106,7 @@ EXPECTED = {
     "common.overlap.NONOVERLAPPING_SIMPLE.1": "program_state",
     "common.overlap.COMMON_CORRECT": "generic",
     "common.words.VAL_ID": "bit_vector",
+    "common.words.VAL_TWICE": "bit_vector",
     "x86.bar.BAR_CORRECT": "functional_correctness_x86",
 }
 
@@ -160,6 +169,9 @@ def test_synthetic_tree_has_the_official_ids_and_categories(synthetic) -> None:
     assert [f for f, _ in problems["arm.foo.FOO_CORRECT"]["inlined_locations"]] == [
         "ml_files/arm/foo.ml"
     ]
+    # Phrases without ';;' are split where OCaml's use_file splits them.
+    assert problems["common.words.VAL_ID"]["query"] == "`!w. val w = w`"
+    assert problems["common.words.VAL_TWICE"]["query"] == "`!w. val w + val w = w + w`"
 
 
 def report_info(bench: Path) -> dict:
@@ -178,11 +190,15 @@ def test_layout_matches_the_official_one(synthetic) -> None:
         assert (bench / pid / "category.txt").read_text().strip() == p["category"]
         assert "needs" not in setup.replace('(* needs "', "")  # every load is inlined
     foo = (bench / "ml_files/arm/foo.ml").read_text()
-    assert "REWRITE_TAC" not in foo and foo.count("CHEAT_TAC") == 10
+    assert "REWRITE_TAC" not in foo and foo.count("CHEAT_TAC") == 11
     assert '(* needs "lists.ml": already loaded *)' in foo
     refs = [json.loads(line) for line in (bench / "references.jsonl").read_text().splitlines()]
     assert {r["problem_id"] for r in refs} == set(EXPECTED)
-    assert {r["answer"] for r in refs} >= {"ARITH_TAC", "REWRITE_TAC[val_def]"}
+    assert {r["answer"] for r in refs} >= {
+        "ARITH_TAC",
+        "REWRITE_TAC[val_def]",
+        "REWRITE_TAC[VAL_ID]",
+    }
 
 
 def test_contexts_of_one_source_are_prefixes_of_one_another(synthetic) -> None:
@@ -237,6 +253,7 @@ def test_user_rules_replace_the_official_ones(hol_base: WarmProcess, tmp_path: P
         "common.overlap.NONOVERLAPPING_SIMPLE.1": "everything",
         "common.overlap.COMMON_CORRECT": "everything",
         "common.words.VAL_ID": "everything",
+        "common.words.VAL_TWICE": "everything",
     }
 
 
@@ -257,7 +274,7 @@ def test_a_syntax_error_names_the_file_and_line(hol_base: WarmProcess, tmp_path:
     with pytest.raises(InputError) as caught:
         build(BuildOptions((root / "a/x.ml",), tmp_path / "b", root), hol_base)
     message = str(caught.value)
-    assert message.startswith(f"{root / 'a/x.ml'}: in the phrase from line 3: ")
+    assert message.startswith(f"{root / 'a/x.ml'}:4: ")
     assert "boot.ml" not in message and "\n" not in message
 
 

@@ -185,7 +185,8 @@ class WarmProcess:
         """The top-level phrases of a source file, parsed (not run) by HOL Light."""
         reply = self._request(["split", str(path)], 600.0)
         if reply[0] != "ok":  # the file cannot be read or parsed: the user's input
-            raise InputError(f"{path}: {reply[-1]}")
+            _, line, why = reply
+            raise InputError(f"{path}:{line}: {why}" if line != "0" else f"{path}: {why}")
         fields = reply[1:]
         return [
             Phrase(int(f[0]), int(f[1]), f[2], f[3], f[4], _span(f[5], f[6]), _span(f[7], f[8]))

@@ -29,7 +29,7 @@ let strip_location s =
 
 let one_line ?(limit = 400) s =
   let s = String.map (fun c -> if c = '\n' || c = '\r' || c = '\t' then ' ' else c) s in
-  let s = String.trim s in
+  let s = String.concat " " (List.filter (( <> ) "") (String.split_on_char ' ' s)) in
   if String.length s > limit then String.sub s 0 limit ^ "..." else s
 
 (* ---------------------------------------------------------------------- *)
@@ -41,9 +41,9 @@ exception Not_one_expression of string
 exception Captured of exn * string
 
 (* camlp5 prints its parse errors instead of returning them: catch what it prints. *)
-let capture_output f =
+let capture_output ?(formatters = [ Format.std_formatter; Format.err_formatter ]) f =
   let buf = Buffer.create 256 in
-  let formatters = [ Format.std_formatter; Format.err_formatter ] in
+  List.iter (fun ppf -> Format.pp_print_flush ppf ()) formatters;  (* earlier output: not ours *)
   let saved = List.map (fun ppf -> Format.pp_get_formatter_out_functions ppf ()) formatters in
   let into_buffer = { (List.hd saved) with
       Format.out_string = Buffer.add_substring buf; out_flush = ignore } in
@@ -132,48 +132,63 @@ let classify (items : Parsetree.structure) =
     when List.mem f [ "needs"; "loadt"; "loads" ] -> ("load", f, arg, none, none)
   | _ -> ("other", "", "", none, none)
 
-(* camlp5 numbers positions from where each phrase's parse began: [base] shifts them. *)
-let phrase_fields base stop phrase =
-  let ints (a, b) = if a < 0 then [ "-1"; "-1" ] else [ string_of_int (base + a); string_of_int (base + b) ] in
-  let kind, name, arg, goal, tactic, start =
-    match phrase with
-    | Parsetree.Ptop_dir { pdir_loc; _ } -> ("directive", "", "", (-1, -1), (-1, -1), fst (span pdir_loc))
-    | Parsetree.Ptop_def [] -> ("other", "", "", (-1, -1), (-1, -1), 0)
-    | Parsetree.Ptop_def (first :: _ as items) ->
-        let kind, name, arg, goal, tactic = classify items in
-        (kind, name, arg, goal, tactic, fst (span first.pstr_loc))
+(* A phrase ends after the ';;' that follows it (white space between), if any: a file may
+   also run phrases on without one, as OCaml's use_file allows. *)
+let phrase_stop text stop =
+  let n = String.length text in
+  let rec skip i = if i < n && String.contains " \t\r\n" text.[i] then skip (i + 1) else i in
+  let i = skip stop in
+  if i + 1 < n && text.[i] = ';' && text.[i + 1] = ';' then i + 2 else stop
+
+let phrase_fields text phrase =
+  let ints (a, b) = if a < 0 then [ "-1"; "-1" ] else [ string_of_int a; string_of_int b ] in
+  let fields (start, stop) (kind, name, arg, goal, tactic) =
+    [ string_of_int start; string_of_int (phrase_stop text stop); kind; name; arg ]
+    @ ints goal @ ints tactic
   in
-  string_of_int (base + start) :: string_of_int stop :: [ kind; name; arg ] @ ints goal @ ints tactic
+  match phrase with
+  | Parsetree.Ptop_dir { pdir_loc; _ } ->
+      fields (span pdir_loc) ("directive", "", "", (-1, -1), (-1, -1))
+  | Parsetree.Ptop_def [] -> []
+  | Parsetree.Ptop_def (first :: _ as items) ->
+      let last = List.nth items (List.length items - 1) in
+      fields (fst (span first.pstr_loc), snd (span last.pstr_loc)) (classify items)
 
-(* camlp5 numbers lines from the start of each phrase, and names the file being #use'd:
-   report the phrase's line in the file instead. *)
-let line_at text offset =
-  let rec skip i = if i < String.length text && String.contains " \t\r\n" text.[i] then skip (i + 1) else i in
-  let stop = skip offset in
-  let n = ref 1 in
-  String.iteri (fun i c -> if i < stop && c = '\n' then incr n) text;
-  !n
+(* The line camlp5 names in 'File "x", line N, characters ...' (0 if none). *)
+let printed_line s =
+  let key = ", line " in
+  let k = String.length key in
+  let rec find i =
+    if i + k > String.length s then 0
+    else if String.sub s i k = key then digits (i + k) 0
+    else find (i + 1)
+  and digits i n =
+    if i < String.length s && s.[i] >= '0' && s.[i] <= '9' then
+      digits (i + 1) ((10 * n) + Char.code s.[i] - 48)
+    else n
+  in
+  find 0
 
+(* The whole file at once, as HOL Light loads it (use_file, where phrases need not end in
+   ';;'); camlp5 then numbers positions from the file's start. A reply is "ok" and nine
+   fields a phrase, or "error", the line (0: unknown) and why. *)
 let split_text path text =
   let lexbuf = Lexing.from_string text in
   Location.init lexbuf path;
-  let rec loop acc =
-    let base = lexbuf.Lexing.lex_curr_pos in
-    match capture_output (fun () -> !Toploop.parse_toplevel_phrase lexbuf) with
-    | phrase, _ ->
-        let fields = phrase_fields base lexbuf.Lexing.lex_curr_pos phrase in
-        loop (List.rev_append fields acc)
-    | exception Captured (End_of_file, _) -> "ok" :: List.rev acc
-    | exception Captured (exn, printed) ->
-        let why = if String.trim printed = "" then Printexc.to_string exn else printed in
-        let where = Printf.sprintf "in the phrase from line %d: " (line_at text base) in
-        [ "error"; where ^ one_line ~limit:1000 (strip_location why) ]
-  in
-  loop []
+  match capture_output (fun () -> !Toploop.parse_use_file lexbuf) with
+  | phrases, _ -> "ok" :: List.concat_map (phrase_fields text) phrases
+  | exception Captured (exn, printed) ->
+      let why = if String.trim printed = "" then Printexc.to_string exn else printed in
+      let line =
+        match exn with
+        | Syntaxerr.Error e -> (Syntaxerr.location_of_error e).loc_start.pos_lnum
+        | _ -> printed_line printed
+      in
+      [ "error"; string_of_int line; one_line ~limit:1000 (strip_location why) ]
 
 let split_file path =
   match open_in_bin path with
-  | exception Sys_error e -> [ "error"; e ]
+  | exception Sys_error e -> [ "error"; "0"; e ]
   | ic ->
       let text = really_input_string ic (in_channel_length ic) in
       close_in ic;
