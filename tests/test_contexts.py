@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from proofeval.model import Problem
-from proofeval.provers.hol_light.contexts import build, common_prefix_length
+from proofeval.provers.hol_light.contexts import build, common_prefix_length, load
+from proofeval.provers.hol_light.server import WarmProcess
 
 BASE = 'needs "base.ml";;\n'
 ADMIT_A = "let A = prove(`T`, CHEAT_TAC);;\n"
@@ -52,3 +55,47 @@ def test_one_node_per_distinct_context() -> None:
     nodes = build([problem("a", BASE), problem("b", BASE)])
     assert nodes["a"] is nodes["b"]
     assert set(nodes["a"].problems) == {"a", "b"}
+
+
+@pytest.mark.parametrize(
+    "shared",
+    [
+        "module Mod = struct\n  let one = 1;;\n  let two = 2\nend\nlet two = Mod.two\n",
+        "(* one;; two *)\nlet two = 2\n",
+        'let s = "one;; two"\nlet two = 2\n',
+    ],
+)
+def test_a_shared_prefix_cut_inside_a_phrase_is_loaded_by_its_children(
+    hol_base: WarmProcess, shared: str
+) -> None:
+    """The tree cuts shared prefixes at the last ';;', which need not end a phrase."""
+    nodes = build([problem("a", shared + "let a = 1;;\n"), problem("b", shared + "let b = 2;;\n")])
+    cut = nodes["a"].parent
+    assert cut is not None and cut is nodes["b"].parent and ";;" in cut.text
+    at_cut = hol_base.clone()
+    try:
+        load(cut, at_cut)
+        assert cut.loaded == ""  # it does not parse alone: left to its children
+        for pid, total in (("a", "3"), ("b", "4")):
+            proc = at_cut.clone()
+            try:
+                load(nodes[pid], proc)
+                assert proc.eval_string(f"string_of_int ({pid} + two)") == total
+            finally:
+                proc.close()
+    finally:
+        at_cut.close()
+
+
+def test_a_shared_prefix_of_whole_phrases_is_loaded_once(hol_base: WarmProcess) -> None:
+    shared = "let one = 1;;\nlet two = 2;;\n"
+    nodes = build([problem("a", shared + "let a = 1;;\n"), problem("b", shared + "let b = 2;;\n")])
+    cut = nodes["a"].parent
+    assert cut is not None and cut.text == shared
+    at_cut = hol_base.clone()
+    try:
+        load(cut, at_cut)
+        assert cut.loaded == shared and at_cut.eval_string("string_of_int two") == "2"
+        assert nodes["a"].remainder() == "let a = 1;;\n"
+    finally:
+        at_cut.close()

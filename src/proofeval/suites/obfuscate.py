@@ -89,11 +89,8 @@ class _Walker:
                 proc.close()
 
     def _load(self, node: contexts.Node, proc: WarmProcess) -> str:
-        text = node.remainder()
-        if not text.strip():
-            return ""
         try:
-            proc.load(proc.launcher.scratch_file("context", text), node.directory)
+            contexts.load(node, proc)
         except CheckerError as exc:
             return str(exc)
         return ""

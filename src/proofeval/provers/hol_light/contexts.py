@@ -11,8 +11,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from proofeval.errors import InputError
 from proofeval.model import Problem
+
+if TYPE_CHECKING:
+    from proofeval.provers.hol_light.server import WarmProcess
 
 BLOCK = 4096
 
@@ -23,6 +28,7 @@ class Node:
     directory: str
     parent: Node | None
     problems: dict[str, Problem] = field(default_factory=dict)
+    loaded: str | None = None  # what its process holds, once loaded (see `load`)
 
     @property
     def extendable(self) -> bool:
@@ -31,7 +37,29 @@ class Node:
         return self.text == "" or self.text.rstrip().endswith(";;")
 
     def remainder(self) -> str:
-        return self.text[len(self.parent.text) :] if self.parent else self.text
+        """The text to load on top of the parent's process."""
+        if self.parent is None:
+            return self.text
+        below = self.parent.text if self.parent.loaded is None else self.parent.loaded
+        return self.text[len(below) :]
+
+
+def load(node: Node, proc: WarmProcess) -> None:
+    """Load `node` into `proc`, a fork of its parent's process. A shared prefix is cut at
+    a ';;', which may be inside a module, a comment or a string: then it does not parse
+    as whole phrases, is not loaded, and its children load its text with their own."""
+    text = node.remainder()
+    node.loaded = node.text
+    if not text.strip():
+        return
+    path = proc.launcher.scratch_file("context", text)
+    if not node.problems:
+        try:
+            proc.split(path)
+        except InputError:
+            node.loaded = node.text[: len(node.text) - len(text)]
+            return
+    proc.load(path, node.directory)
 
 
 def common_prefix_length(a: str, b: str) -> int:

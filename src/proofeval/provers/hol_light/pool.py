@@ -271,10 +271,9 @@ class HolLightChecker:
         try:
             template = source.clone()
             self._templates.append(template)
-            text = slot.node.remainder()
-            if text.strip():
+            if slot.node.remainder().strip():
                 self.on_event(f"loading the {slot.label()}")
-                template.load(template.launcher.scratch_file("context", text), slot.node.directory)
+            contexts.load(slot.node, template)
             for problem in slot.node.problems.values():
                 why = template.add_goal(problem.id, problem.statement)
                 if why is not None:

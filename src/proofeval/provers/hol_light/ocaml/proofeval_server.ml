@@ -262,12 +262,18 @@ type ('term, 'thm, 'tac) server = {
   socket_path : string;
 }
 
+(* Results print to [ppf]; camlp5 prints parse errors to Format's err_formatter. *)
 let load_file path =
   let buf = Buffer.create 4096 in
   let ppf = Format.formatter_of_buffer buf in
-  let ok = try Toploop.use_file ppf path with exn -> Location.report_exception ppf exn; false in
+  let use () = try Toploop.use_file ppf path with exn -> Location.report_exception ppf exn; false in
+  let ok, errors =
+    match capture_output ~formatters:[ Format.err_formatter ] use with
+    | result -> result
+    | exception Captured (exn, printed) -> (false, printed ^ Printexc.to_string exn)
+  in
   Format.pp_print_flush ppf ();
-  let out = Buffer.contents buf in
+  let out = Buffer.contents buf ^ errors in
   let tail = if String.length out > 2000 then String.sub out (String.length out - 2000) 2000 else out in
   if ok then [ "ok" ] else [ "error"; one_line ~limit:2000 tail ]
 
