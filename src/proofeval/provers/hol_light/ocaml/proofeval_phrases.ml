@@ -13,19 +13,25 @@ let compiler_reason s =
   in
   match last 0 None with Some j -> String.sub s j (String.length s - j) | None -> s
 
+(* Where [key] first occurs in [s]. *)
+let find_sub s key =
+  let k = String.length key in
+  let rec from i =
+    if i + k > String.length s then None else if String.sub s i k = key then Some i else from (i + 1)
+  in
+  from 0
+
 (* 'File "x", line 1, characters 0-2: Parse error: ...' -> 'Parse error: ...' *)
 let strip_location s =
   let s = String.trim s in
-  let key = "characters " in
-  let rec find i =
-    if i + String.length key > String.length s then s
-    else if String.sub s i (String.length key) = key then
-      match String.index_from_opt s i ':' with
-      | Some j -> String.trim (String.sub s (j + 1) (String.length s - j - 1))
-      | None -> s
-    else find (i + 1)
+  let after_colon i =
+    match String.index_from_opt s i ':' with
+    | Some j -> String.trim (String.sub s (j + 1) (String.length s - j - 1))
+    | None -> s
   in
-  if String.length s > 5 && String.sub s 0 5 = "File " then find 0 else s
+  if String.length s > 5 && String.sub s 0 5 = "File " then
+    match find_sub s "characters " with Some i -> after_colon i | None -> s
+  else s
 
 let one_line ?(limit = 400) s =
   let s = String.map (fun c -> if c = '\n' || c = '\r' || c = '\t' then ' ' else c) s in
@@ -156,18 +162,13 @@ let phrase_fields text phrase =
 
 (* The line camlp5 names in 'File "x", line N, characters ...' (0 if none). *)
 let printed_line s =
-  let key = ", line " in
-  let k = String.length key in
-  let rec find i =
-    if i + k > String.length s then 0
-    else if String.sub s i k = key then digits (i + k) 0
-    else find (i + 1)
-  and digits i n =
+  let rec digits i n =
     if i < String.length s && s.[i] >= '0' && s.[i] <= '9' then
       digits (i + 1) ((10 * n) + Char.code s.[i] - 48)
     else n
   in
-  find 0
+  let key = ", line " in
+  match find_sub s key with Some i -> digits (i + String.length key) 0 | None -> 0
 
 (* The whole file at once, as HOL Light loads it (use_file, where phrases need not end in
    ';;'); camlp5 then numbers positions from the file's start. A reply is "ok" and nine

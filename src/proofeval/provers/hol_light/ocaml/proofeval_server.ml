@@ -267,11 +267,7 @@ let load_file path =
   let buf = Buffer.create 4096 in
   let ppf = Format.formatter_of_buffer buf in
   let use () = try Toploop.use_file ppf path with exn -> Location.report_exception ppf exn; false in
-  let ok, errors =
-    match capture_output ~formatters:[ Format.err_formatter ] use with
-    | result -> result
-    | exception Captured (exn, printed) -> (false, printed ^ Printexc.to_string exn)
-  in
+  let ok, errors = capture_output ~formatters:[ Format.err_formatter ] use in  (* use never raises *)
   Format.pp_print_flush ppf ();
   let out = Buffer.contents buf ^ errors in
   let tail = if String.length out > 2000 then String.sub out (String.length out - 2000) 2000 else out in
