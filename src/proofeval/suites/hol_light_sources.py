@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proofeval.errors import InputError
-from proofeval.provers.hol_light.server import Phrase, WarmProcess
+from proofeval.provers.hol_light.server import TOO_OLD, Phrase, WarmProcess
 
 Splitter = Callable[[Path], list[Phrase]]
 FileId = tuple[str, str]  # (base name, MD5 hex digest): HOL Light's identity of a loaded file
@@ -222,8 +222,7 @@ class Inliner:
             raise InputError(
                 f'{path}:{line}: {phrase.name} "{phrase.arg}": no such file on {where} '
                 f"({self.load_path.root}, {self.load_path.hol_dir}); if it is a HOL Light "
-                "file, this HOL Light may be too old for these sources: pass --hol-light DIR "
-                "with a newer one"
+                f"file, {TOO_OLD}"
             )
         call = f'{phrase.name} "{phrase.arg}"'
         if phrase.name == "needs" and file_id(target) in loaded:

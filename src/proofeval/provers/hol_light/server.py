@@ -28,6 +28,7 @@ from proofeval.provers.sandbox import bwrap_prefix, check_bwrap_works
 
 DEBIAN_HOL_LIGHT = Path("/usr/share/hol-light")
 BOOT_LIMIT = 3600.0  # seconds to load the HOL Light core before giving up
+TOO_OLD = "this HOL Light may be too old for these sources: pass --hol-light DIR with a newer one"
 
 
 def encode(fields: list[str]) -> bytes:
@@ -150,8 +151,7 @@ class WarmProcess:
             return None
         return (
             f'{missing.name} "{missing.arg}": no such file in the sources or in HOL Light '
-            f"({self.launcher.hol_dir}), which may be too old for these sources: "
-            "pass --hol-light DIR with a newer HOL Light"
+            f"({self.launcher.hol_dir}); {TOO_OLD}"
         )
 
     def _finds(self, function: str, name: str) -> bool:
@@ -185,7 +185,7 @@ class WarmProcess:
         """The top-level phrases of a source file, parsed (not run) by HOL Light."""
         reply = self._request(["split", str(path)], 600.0)
         if reply[0] != "ok":  # the file cannot be read or parsed: the user's input
-            _, line, why = reply
+            line, why = reply[1:] if len(reply) == 3 else ("0", reply[-1])
             raise InputError(f"{path}:{line}: {why}" if line != "0" else f"{path}: {why}")
         fields = reply[1:]
         return [
