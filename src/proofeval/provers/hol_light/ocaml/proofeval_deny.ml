@@ -87,11 +87,33 @@ let check_value lid =
      || lowercase_prefix "proofeval" name || lowercase_prefix "stdlib__" name
   then deny "%s is not allowed in a proof" (String.concat "." (modules @ [ name ]))
 
+(* OCaml before 5 compiles a match that reads a mutable field, runs code (a [when]
+   guard, or forcing a [lazy] pattern) and then relies on what it read before: the
+   code can change the field, and a later branch reads a value of another type
+   (ocaml/ocaml#7241). That forges a [thm] from a ref, so no answer may run code
+   while matching. *)
+let no_guard case =
+  if case.Parsetree.pc_guard <> None then deny "`when` guards are not allowed in a proof"
+
+(* [let rec] of a value that is not a function relies on the compiler's check of
+   recursive definitions, which has had soundness bugs; proofs need only functions. *)
+let rec is_function e =
+  match e.Parsetree.pexp_desc with
+  | Parsetree.Pexp_fun _ | Pexp_function _ -> true
+  | Pexp_constraint (e, _) -> is_function e
+  | _ -> false
+
+let check_let_rec bindings =
+  if not (List.for_all (fun b -> is_function b.Parsetree.pvb_expr) bindings) then
+    deny "`let rec` may only define functions in a proof"
+
 let deny_iterator =
   let open Ast_iterator in
   let open Parsetree in
   let expr self e =
     (match e.pexp_desc with
+    | Pexp_let (Asttypes.Recursive, bindings, _) -> check_let_rec bindings
+    | Pexp_newtype _ -> deny "locally abstract types are not allowed in a proof"
     | Pexp_ident { txt; _ } -> check_value txt
     | Pexp_construct ({ txt; _ }, _) -> check_path txt
     | Pexp_field (_, { txt; _ }) | Pexp_setfield (_, { txt; _ }, _) -> check_path txt
@@ -111,6 +133,7 @@ let deny_iterator =
     (match p.ppat_desc with
     | Ppat_construct ({ txt; _ }, _) | Ppat_type { txt; _ } -> check_path txt
     | Ppat_record (fields, _) -> List.iter (fun ({ Location.txt; _ }, _) -> check_path txt) fields
+    | Ppat_lazy _ -> deny "lazy patterns are not allowed in a proof"
     | Ppat_open _ -> deny "opening a module in a pattern is not allowed in a proof"
     | Ppat_unpack _ -> deny "first-class modules are not allowed in a proof"
     | Ppat_extension _ -> deny "extension nodes are not allowed in a proof"
@@ -125,8 +148,12 @@ let deny_iterator =
     | _ -> ());
     default_iterator.typ self t
   in
+  let case self c =
+    no_guard c;
+    default_iterator.case self c
+  in
   let module_expr _ _ = deny "modules are not allowed in a proof" in
   let extension _ _ = deny "extension nodes are not allowed in a proof" in
-  { default_iterator with expr; pat; typ; module_expr; extension }
+  { default_iterator with expr; pat; typ; case; module_expr; extension }
 
 let check_allowed e = deny_iterator.Ast_iterator.expr deny_iterator e
