@@ -8,6 +8,7 @@ framing is the one in proofeval_server.ml.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import secrets
@@ -39,8 +40,26 @@ def encode(fields: list[str]) -> bytes:
     return b"".join(out)
 
 
+def decode_text(data: bytes) -> str:
+    """The one decoding of bytes from a prover process: UTF-8, each invalid byte shown as
+    `\\xNN`. It never raises and never yields a lone surrogate (so the text can be stored,
+    written and printed), and unlike U+FFFD it keeps which bytes they were: an answer's
+    `failwith "\\255"`, a message cut inside a character by the prover's byte limit."""
+    return data.decode("utf-8", errors="backslashreplace")
+
+
+# Framing limits: a count or length line is a decimal number without sign or leading
+# zeros; anything longer, or larger than these, is a broken or hostile process.
+MAX_FIELDS = 1 << 24
+MAX_FIELD_BYTES = 1 << 28
+NUMBER = re.compile(rb"0|[1-9][0-9]{0,11}")
+MAX_NUMBER_LINE = 13
+
+
 class Connection:
-    """Framed request/response over one socket to one warm process."""
+    """Framed request/response over one socket to one warm process.
+
+    Whatever the process sends, `receive` returns a list of str or raises CheckerError."""
 
     def __init__(self, sock: socket.socket, pid: int) -> None:
         self.sock = sock
@@ -62,10 +81,14 @@ class Connection:
             raise CheckerError("the HOL Light process died")
         self._buf += chunk
 
-    def _line(self, deadline: float) -> int:
-        while b"\n" not in self._buf:
+    def _number(self, limit: int, deadline: float) -> int:
+        while b"\n" not in self._buf[:MAX_NUMBER_LINE]:
+            if len(self._buf) >= MAX_NUMBER_LINE:
+                raise CheckerError(f"malformed reply from HOL Light: {self._buf[:20]!r}...")
             self._fill(deadline)
         line, self._buf = self._buf.split(b"\n", 1)
+        if not NUMBER.fullmatch(line) or int(line) > limit:
+            raise CheckerError(f"malformed reply from HOL Light: bad number {line!r}")
         return int(line)
 
     def _bytes(self, n: int, deadline: float) -> bytes:
@@ -76,8 +99,13 @@ class Connection:
 
     def receive(self, timeout: float) -> list[str]:
         deadline = time.monotonic() + timeout
-        count = self._line(deadline)
-        return [self._bytes(self._line(deadline), deadline).decode() for _ in range(count)]
+        count = self._number(MAX_FIELDS, deadline)
+        fields = [
+            self._bytes(self._number(MAX_FIELD_BYTES, deadline), deadline) for _ in range(count)
+        ]
+        if self._buf:  # one request, one reply: more means the stream is out of step
+            raise CheckerError(f"malformed reply from HOL Light: trailing {self._buf[:20]!r}")
+        return [decode_text(f) for f in fields]
 
     def request(self, fields: list[str], timeout: float) -> list[str]:
         try:
@@ -127,11 +155,15 @@ class WarmProcess:
         self.conn = conn
 
     def _request(self, fields: list[str], timeout: float) -> list[str]:
+        """The reply to a request, never empty; CheckerError if there is none."""
         try:
-            return self.conn.request(fields, timeout)
+            reply = self.conn.request(fields, timeout)
         except CheckerError as exc:
             tail = self.launcher.log_tail()
             raise CheckerError(f"{exc} (pid {self.conn.pid}; log: ...{tail})") from exc
+        if not reply:
+            raise CheckerError(f"empty reply from HOL Light to {fields[0]}")
+        return reply
 
     def load(self, path: Path, directory: str, timeout: float | None = None) -> None:
         reply = self._request(["load", directory, str(path)], timeout or BOOT_LIMIT)
@@ -168,16 +200,20 @@ class WarmProcess:
     def check(self, goal_id: str, proof: str, timeout: float, memory_mb: int) -> Outcome:
         fields = ["check", goal_id, repr(float(timeout)), str(memory_mb), proof]
         reply = self._request(fields, timeout + 60.0)
-        if reply[0] != "verdict" or len(reply) != 5:
-            raise CheckerError(f"unexpected reply from HOL Light: {reply[:2]}")
-        _, verdict, stage, message, seconds = reply
-        return Outcome(Verdict(verdict), Stage(stage), float(seconds), message)
+        try:
+            kind, verdict, stage, message, seconds = reply
+            spent = float(seconds)
+            if kind != "verdict" or not 0.0 <= spent < math.inf:
+                raise ValueError(kind)
+            return Outcome(Verdict(verdict), Stage(stage), spent, message)
+        except ValueError:  # any other shape, verdict, stage or number
+            raise CheckerError(f"unexpected reply from HOL Light: {reply[:5]}") from None
 
     def eval_string(self, expr: str, timeout: float = 600.0) -> str:
         """Evaluate a trusted expression of type string (proofeval's own code, never an
         answer: it is not deny-checked)."""
         reply = self._request(["eval", expr], timeout)
-        if reply[0] != "ok":
+        if reply[0] != "ok" or len(reply) != 2:
             raise CheckerError(f"evaluation failed: {reply[-1]}")
         return reply[1]
 
@@ -188,10 +224,15 @@ class WarmProcess:
             line, why = reply[1:] if len(reply) == 3 else ("0", reply[-1])
             raise InputError(f"{path}:{line}: {why}" if line != "0" else f"{path}: {why}")
         fields = reply[1:]
-        return [
-            Phrase(int(f[0]), int(f[1]), f[2], f[3], f[4], _span(f[5], f[6]), _span(f[7], f[8]))
-            for f in (fields[i : i + 9] for i in range(0, len(fields), 9))
-        ]
+        try:
+            if len(fields) % 9:
+                raise ValueError(len(fields))
+            return [
+                Phrase(int(f[0]), int(f[1]), f[2], f[3], f[4], _span(f[5], f[6]), _span(f[7], f[8]))
+                for f in (fields[i : i + 9] for i in range(0, len(fields), 9))
+            ]
+        except ValueError:
+            raise CheckerError(f"unexpected reply from HOL Light to split: {fields[:9]}") from None
 
     def clone(self) -> WarmProcess:
         return self.launcher.clone(self)
