@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from enum import Enum
 
@@ -60,8 +61,30 @@ class Outcome:
     message: str = ""
 
     def __post_init__(self) -> None:
-        one_line = " ".join(self.message.split())[:300]
-        object.__setattr__(self, "message", one_line)
+        object.__setattr__(self, "message", one_line(self.message))
+
+
+MESSAGE_LIMIT = 300
+# Unicode categories shown escaped: controls (NUL, ESC, DEL, C1), format characters (bidi
+# overrides, which reorder a displayed line; zero-width ones) and lone surrogates.
+UNPRINTABLE = ("Cc", "Cf", "Cs")
+
+
+def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """`text` as a verdict message: one line of at most `limit` characters, safe in a CSV
+    cell, HTML, a terminal and SQLite. Runs of white space (CR, LF, tabs...) become one
+    space; every other control, format or surrogate character becomes a visible escape
+    (NUL as \\x00, ESC as \\x1b, a bidi override as \\u202e), never cut in two."""
+    shown: list[str] = []
+    size = 0
+    for char in " ".join(text.split()):
+        if unicodedata.category(char) in UNPRINTABLE:
+            char = char.encode("unicode_escape").decode("ascii")
+        size += len(char)
+        if size > limit:
+            break
+        shown.append(char)
+    return "".join(shown)
 
 
 @dataclass(frozen=True)
