@@ -317,10 +317,11 @@ class HolLightChecker:
             outcome = own.check(
                 job.problem.id, job.attempt.proof, job.timeout, self.settings.memory_mb
             )
-        except CheckerError as exc:
+        except Exception as exc:  # whatever the prover side did, it is this attempt's ERROR
             if own is not None:
-                own.close()
+                own.close()  # its connection may be out of step: the next attempt clones anew
             own = None
-            outcome = Outcome(Verdict.ERROR, Stage.CHECK, 0.0, f"checker failure: {exc}")
-        self.on_result(job.attempt, outcome)
+            why = str(exc) if isinstance(exc, CheckerError) else f"{type(exc).__name__}: {exc}"
+            outcome = Outcome(Verdict.ERROR, Stage.CHECK, 0.0, f"checker failure: {why}")
+        self.on_result(job.attempt, outcome)  # outside the try: a store failure stops the run
         return own
