@@ -2,14 +2,15 @@
 
 Nothing is loaded from elsewhere: the CSS is inline, the pictures are PNG data URIs, and the
 page has no script. Every text that comes from a run (ids, categories, statements, prompts,
-model output, messages) is untrusted and escaped with html.escape.
+model output, messages) is untrusted and passes through `escape`.
 """
 
 from __future__ import annotations
 
 import base64
+import html
+import re
 from collections.abc import Sequence
-from html import escape
 from pathlib import Path
 
 from proofeval.files import write_text_atomically
@@ -100,6 +101,16 @@ pre { background: #f8f9fb; border: 1px solid var(--line); border-radius: 6px; pa
 details.inner > summary { cursor: pointer; color: var(--muted); font-size: 13px; }
 footer { margin-top: 36px; color: var(--muted); font-size: 12.5px; }
 """
+
+# Characters HTML forbids in text (a browser would drop or replace them): controls but for
+# tab, LF, CR.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def escape(text: str) -> str:
+    """html.escape, and every control character shown as its escape (NUL as \\x00)."""
+    return CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", html.escape(text))
+
 
 DEFINITIONS = (
     "pass@k: the unbiased estimator 1 - C(n-c, k)/C(n, k) per problem (n checked attempts, "
