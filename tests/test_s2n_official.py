@@ -14,7 +14,7 @@ from proofeval.commands import problems as problems_command
 from proofeval.errors import InputError
 from proofeval.model import Problem
 from proofeval.provers.hol_light.server import WarmProcess
-from proofeval.suites import load_benchmark
+from proofeval.suites import load_benchmark, s2n_official
 from proofeval.suites.categories import (
     OFFICIAL_RULES,
     categorize,
@@ -218,3 +218,29 @@ def test_problems_lists_and_exports(tmp_path: Path, capsys: pytest.CaptureFixtur
         ]
     with pytest.raises(InputError, match="no problems of category"):
         problems_cli([str(root), "--category", "nope"])
+
+
+def test_official_ids_never_lead_outside_the_benchmark(tmp_path: Path) -> None:
+    bench = tmp_path / "bench"
+    (bench / "x.y.Z'").mkdir(parents=True)
+    (bench / "x.y.Z'" / "answer.txt").write_text("ARITH_TAC\n")
+    (bench / "x.y.Z'" / "setup.ml").write_text("let a = 1;;\n")
+    (bench / "ml_files").mkdir()
+    (bench / "ml_files/a.ml").write_text("let b = 2;;\n")
+    (tmp_path / "answer.txt").write_text("outside\n")
+    (tmp_path / "setup.ml").write_text("outside\n")
+    problems = {
+        "x.y.Z'": {"category": "generic", "query": "`T`"},  # its <id>/setup.ml
+        "..": {"category": "generic", "query": "`T`", "inlined_locations": [["ml_files/a.ml", 1]]},
+    }
+    (bench / "problems.json").write_text(json.dumps(problems))
+    loaded, answers = s2n_official.load(bench, "bench")
+    assert [(p.id, p.header) for p in loaded] == [
+        ("..", "let b = 2;;\n"),
+        ("x.y.Z'", "let a = 1;;\n"),
+    ]
+    assert [(a.problem_id, a.proof.strip()) for a in answers] == [("x.y.Z'", "ARITH_TAC")]
+    del problems[".."]["inlined_locations"]
+    (bench / "problems.json").write_text(json.dumps(problems))
+    with pytest.raises(InputError, match=r"\.\.: no inlined_locations, and the id names no dir"):
+        s2n_official.load(bench, "bench")

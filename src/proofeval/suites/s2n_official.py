@@ -66,9 +66,15 @@ def load(directory: Path, benchmark: str) -> tuple[list[Problem], list[Attempt]]
             )
         )
         answer = directory / pid / "answer.txt"
-        if answer.is_file():
+        if _directory_name(pid) and answer.is_file():
             answers.append((pid, read_text(answer)))
     return problems, number_attempts(answers)
+
+
+def _directory_name(pid: str) -> bool:
+    """Whether <pid>/ can be the problem's own directory beside problems.json: an id is
+    taken as it is (primes and all), but never as a path that leads elsewhere."""
+    return bool(pid) and "/" not in pid and "\0" not in pid and pid not in (".", "..")
 
 
 def _entries(path: Path) -> dict[str, dict]:
@@ -153,6 +159,8 @@ class _Lines:
         return self.cache[path]
 
     def _fallback(self, where: str, pid: str, why: str) -> str:
+        if not _directory_name(pid):
+            raise InputError(f"{where}: {why}, and the id names no directory of its own")
         setup = self.directory / pid / "setup.ml"
         if not setup.is_file():
             raise InputError(f"{where}: {why}, and no {setup}")
