@@ -9,8 +9,10 @@ from proofeval.check_run import say
 from proofeval.commands.options import add_hol_light_option
 from proofeval.commands.warm import hol_core
 from proofeval.provers.hol_light.server import WarmProcess
-from proofeval.suites.builder import BuildOptions, build
+from proofeval.suites.builder import BUILD_INFO, BuildOptions, build
 from proofeval.suites.categories import OFFICIAL_RULES, load_rules
+
+SHOWN = 5  # problems named in the summary of those that repeat a goal
 
 
 def configure(sub: argparse._SubParsersAction) -> None:
@@ -18,9 +20,11 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "build",
         help="build a benchmark from a verified development's sources",
         description="Every top-level `let NAME = prove(goal, tactic)` of the sources (loads "
-        "inlined) becomes a problem: the goal is the query, the context everything before it "
-        "with earlier proofs admitted by CHEAT_TAC, the tactic the hidden reference "
-        "(references.jsonl). Writes the s2n-bignum-bench layout.",
+        "inlined) becomes a problem, <group>.<file>.<NAME> with NAME as written (primes "
+        "included): the goal is the query, the context everything before it with earlier "
+        "proofs admitted by CHEAT_TAC, the tactic the hidden reference (references.jsonl). "
+        "Writes the s2n-bignum-bench layout; the summary counts what was dropped or merged, "
+        "and why.",
     )
     p.add_argument("prover", choices=["hol-light"], help="the prover of the sources")
     p.add_argument(
@@ -64,6 +68,14 @@ def configure(sub: argparse._SubParsersAction) -> None:
         help="do not write <id>/setup.ml (each repeats a prefix of an ml_files/ file, which "
         "problems.json points to; a large development's take gigabytes)",
     )
+    p.add_argument(
+        "--merge-same-goal",
+        action="store_true",
+        help="as s2n-bignum-bench's collect-problems.py: a theorem whose goal (up to white "
+        "space) an earlier problem states is not a problem of its own but one more location "
+        "of that one (default: every binding is its own problem; the build names those that "
+        "repeat a goal)",
+    )
     p.add_argument("--no-sandbox", action="store_true", help="run HOL Light without bubblewrap")
     p.set_defaults(handler=run)
 
@@ -79,13 +91,20 @@ def run(args: argparse.Namespace, base: WarmProcess | None = None) -> int:
         rules=rules,
         preludes=tuple(args.prelude),
         setup_files=not args.no_setup_files,
+        merge_same_goal=args.merge_same_goal,
     )
     with hol_core(args.hol_light, not args.no_sandbox, base) as core:
         report = build(opts, core)
-    counts = ", ".join(f"{c} {n}" for c, n in report.categories().items())
-    say(
-        f"{len(report.problems)} problems ({counts}), {len(report.dropped)} dropped, "
-        f"from {len(report.sources)} sources"
-    )
+    say(report.summary())
+    same = report.same_goal()
+    if same:
+        shown = ", ".join(f"{p.id} (as {p.same_goal_as.id})" for p in same[:SHOWN])
+        more = f" and {len(same) - SHOWN} more" if len(same) > SHOWN else ""
+        say(
+            f"{len(same)} kept problem{'s state' if len(same) > 1 else ' states'} the goal of an "
+            "earlier one "
+            f"(--merge-same-goal merges them, as collect-problems.py does): {shown}{more}; "
+            f"all are in {args.out / BUILD_INFO}"
+        )
     say(f"wrote {args.out} (reference proofs: {args.out / 'references.jsonl'})")
     return 0

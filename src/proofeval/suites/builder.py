@@ -12,17 +12,23 @@ proof CHEAT_TAC'd; an inlined location [file, n] means the context is its first 
 <id>/setup.ml, <id>/query.txt, <id>/category.txt; plus references.jsonl (the reference
 tactics, never shown to a model) and proofeval-build.json (how it was built).
 
-Ids follow collect-problems.py: `<group>.<file>.<NAME>`, with `.N` (from 0) on every
-problem of a name that one file binds to several different goals. A goal seen before
-(same text up to white space) is the same problem, found at one more location.
+Ids follow collect-problems.py: `<group>.<file>.<NAME>`, NAME as the source spells it
+(primes included: `CANTOR_THM_INJ'` is not `CANTOR_THM_INJ`), with `.N` (from 0) on every
+problem of a name that one file binds several times. Every top-level binding is its own
+problem; the same binding met again (a file inlined into several sources) is the same
+problem at one more location. A binding whose goal an earlier problem already states (same
+text up to white space) stays its own problem and is reported as such; collect-problems.py
+merges it into the earlier one, as `merge_same_goal` does. The build's summary counts what
+was merged and dropped, and why.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,6 +64,9 @@ class BuildOptions:
     # <id>/setup.ml repeats a prefix of an ml file: a large development's contexts take
     # gigabytes that way; problems.json's inlined_locations suffice to read the benchmark.
     setup_files: bool = True
+    # As collect-problems.py: a binding whose goal (up to white space) an earlier problem
+    # states is merged into that problem, as one more location, instead of being its own.
+    merge_same_goal: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,7 @@ class Occurrence:
     name: str
     file: Path  # where the theorem is written
     line: int
+    offset: int  # where its phrase starts in `file` (bytes): with it, the binding's identity
     query: str
     reference: str
     trace: dict  # s2n-bignum-bench's "json" field
@@ -82,6 +92,7 @@ class Occurrence:
             name=th.name,
             file=th.file,
             line=th.line,
+            offset=th.offset,
             query=text[th.goal[0] : th.goal[1]],
             reference=text[th.tactic[0] : th.tactic[1]],
             trace=tactictrace_json(th, inlined),
@@ -101,6 +112,21 @@ class BuiltProblem:
     first: Occurrence
     locations: list[Occurrence] = field(default_factory=list)
     id: str = ""
+    same_goal_as: BuiltProblem | None = None  # an earlier problem stating the same goal
+
+
+# Why a theorem met in the sources is not a problem of its own.
+MET_AGAIN = "the same theorem met again through another source (one more location)"
+SAME_GOAL = "the goal of an earlier problem (--merge-same-goal)"
+
+
+@dataclass(frozen=True)
+class Merged:
+    """A theorem met in a source that became one more location of a problem."""
+
+    occurrence: Occurrence
+    into: BuiltProblem
+    reason: str
 
 
 @dataclass
@@ -108,12 +134,30 @@ class BuildReport:
     problems: list[BuiltProblem]  # kept, in the order first met
     dropped: list[BuiltProblem]
     sources: list[Path]
+    merged: list[Merged] = field(default_factory=list)
 
     def categories(self) -> dict[str, int]:
         counts: dict[str, int] = defaultdict(int)
         for p in self.problems:
             counts[p.category or ""] += 1
         return dict(sorted(counts.items()))
+
+    def same_goal(self) -> list[BuiltProblem]:
+        """Kept problems whose goal an earlier problem already states."""
+        return [p for p in self.problems if p.same_goal_as is not None]
+
+    def summary(self) -> str:
+        """One line: what was kept, dropped and merged, with the reasons."""
+        counts = ", ".join(f"{c} {n}" for c, n in self.categories().items())
+        n, k = len(self.sources), len(self.problems)
+        parts = [f"{k} problem{'s' * (k != 1)} ({counts}) from {n} source{'s' * (n != 1)}"]
+        for what, reasons in (
+            ("dropped", [p.reason for p in self.dropped]),
+            ("merged", [m.reason for m in self.merged]),
+        ):
+            why = "; ".join(f"{k}: {r}" for r, k in Counter(reasons).most_common())
+            parts.append(f"{len(reasons)} {what}" + (f" ({why})" if why else ""))
+        return "; ".join(parts)
 
 
 def expand_sources(sources: tuple[Path, ...]) -> list[Path]:
@@ -141,8 +185,11 @@ class Builder:
         load_path = LoadPath(self.root, self.hol_dir)
         self.inliner = Inliner(proc.split, load_path, core_file_ids(proc))
         self.ml_files: dict[str, str] = {}  # relative path -> CHEAT_TAC'd text
-        self.by_query: dict[str, BuiltProblem] = {}
+        self.problems: list[BuiltProblem] = []  # in the order first met
+        self.by_binding: dict[tuple[Path, int], BuiltProblem] = {}  # (file, offset)
+        self.by_goal: dict[str, BuiltProblem] = {}  # the first problem of each goal
         self.by_base: dict[str, list[BuiltProblem]] = defaultdict(list)
+        self.merged: list[Merged] = []
 
     def group_and_stem(self, path: Path) -> tuple[str, str]:
         parts = path.relative_to(self.root).parts
@@ -160,15 +207,14 @@ class Builder:
             if not _under(source, self.root):
                 raise InputError(f"{source} is not under the root {self.root} (give --root)")
             self.add_source(self.inliner.inline(source, self.preludes(source)))
-        everything = [p for ps in self.by_base.values() for p in ps]
         for base, members in self.by_base.items():
             for i, p in enumerate(members):
                 p.id = base if len(members) == 1 else f"{base}.{i}"
-        order = {id(p): n for n, p in enumerate(self.by_query.values())}
-        everything.sort(key=lambda p: order[id(p)])
-        kept = [p for p in everything if p.category is not None]
-        dropped = [p for p in everything if p.category is None]
-        return BuildReport(kept, dropped, sources)
+        for p in self.problems:
+            _check_id(p)
+        kept = [p for p in self.problems if p.category is not None]
+        dropped = [p for p in self.problems if p.category is None]
+        return BuildReport(kept, dropped, sources, self.merged)
 
     def preludes(self, source: Path) -> tuple[Path, ...]:
         group, _ = self.group_and_stem(source)
@@ -201,9 +247,15 @@ class Builder:
         return self.ml_files[problem.first.ml_file][: problem.first.cut]
 
     def add(self, occ: Occurrence) -> None:
+        binding = (occ.file, occ.offset)
+        if binding in self.by_binding:
+            self._merge(occ, self.by_binding[binding], MET_AGAIN)
+            return
         key = " ".join(occ.query.split())
-        if key in self.by_query:
-            self.by_query[key].locations.append(occ)
+        earlier = self.by_goal.get(key)
+        if earlier is not None and self.opts.merge_same_goal:
+            self.by_binding[binding] = earlier
+            self._merge(occ, earlier, SAME_GOAL)
             return
         group, stem = self.group_and_stem(occ.file)
         name = occ.name
@@ -219,10 +271,26 @@ class Builder:
             category=category,
             reason=reason,
             first=occ,
+            same_goal_as=earlier,
         )
         problem.locations.append(occ)
-        self.by_query[key] = problem
+        self.problems.append(problem)
+        self.by_binding[binding] = problem
+        self.by_goal.setdefault(key, problem)
         self.by_base[problem.base_id].append(problem)
+
+    def _merge(self, occ: Occurrence, into: BuiltProblem, reason: str) -> None:
+        into.locations.append(occ)
+        self.merged.append(Merged(occ, into, reason))
+
+
+def _check_id(problem: BuiltProblem) -> None:
+    """An id names its problem's directory: it must be one plain path component (a group
+    and a file stem are; an OCaml name is letters, digits, '_' and primes)."""
+    pid = problem.id
+    if "/" in pid or "\0" in pid or pid in (".", ".."):
+        where = f"{problem.first.file}:{problem.first.line}"
+        raise InputError(f"{where}: problem id {pid!r} cannot name a directory")
 
 
 def cheat_text(inlined: Inlined) -> tuple[str, list[int]]:
@@ -308,10 +376,27 @@ def write_benchmark(builder: Builder, report: BuildReport, out: Path) -> None:
         raise
 
 
+def _problem_directory(out: Path, pid: str, made: list[str]) -> None:
+    """Make out/<pid>, which must be new: ids differ, but a file system that does not tell
+    some names apart (case-insensitive ones: `foo` and `FOO`) would merge two problems."""
+    try:
+        (out / pid).mkdir()
+    except FileExistsError:
+        same = [q for q in made if os.path.samefile(out / q, out / pid)]
+        raise InputError(
+            f"problem ids {pid!r} and {(same or ['another'])[0]!r} name the same directory on "
+            f"the file system of {out.parent}, which does not tell them apart: build on one "
+            "that does (names differing in case or primes must stay apart)"
+        ) from None
+    made.append(pid)
+
+
 def _write_into(builder: Builder, report: BuildReport, out: Path) -> None:
     for rel, text in builder.ml_files.items():
         _write(out / rel, text)
+    made: list[str] = []
     for p in report.problems:
+        _problem_directory(out, p.id, made)
         if builder.opts.setup_files:
             _write(out / p.id / "setup.ml", builder.setup(p))
         _write(out / p.id / "query.txt", p.first.query + "\n")
@@ -325,8 +410,29 @@ def _write_into(builder: Builder, report: BuildReport, out: Path) -> None:
         "sources": [str(s) for s in report.sources],
         "preludes": list(builder.opts.preludes),
         "categories": rules_json(builder.opts.rules),
+        "merge_same_goal": builder.opts.merge_same_goal,
         "dropped": [
             {"problem_id": p.id, "reason": p.reason, "query": p.first.query} for p in report.dropped
+        ],
+        # Theorems that are not problems of their own; each is also one of its problem's
+        # inlined_locations. The same theorem met again is only counted (a development's
+        # base, inlined before each of its sources, repeats every theorem of the base).
+        "met_again": sum(m.reason == MET_AGAIN for m in report.merged),
+        "merged": [
+            {
+                "name": m.occurrence.name,
+                "file": str(m.occurrence.file),
+                "line": m.occurrence.line,
+                "into": m.into.id,
+                "reason": m.reason,
+            }
+            for m in report.merged
+            if m.reason != MET_AGAIN
+        ],
+        "same_goal": [
+            {"problem_id": p.id, "same_goal_as": p.same_goal_as.id}
+            for p in report.problems
+            if p.same_goal_as is not None
         ],
     }
     _write(out / BUILD_INFO, json.dumps(info, indent=2) + "\n")

@@ -84,6 +84,7 @@ class Theorem:
     name: str
     file: Path  # the source file it is written in
     line: int  # where its phrase starts in that file
+    offset: int  # ...and the byte there: (file, offset) is the binding, wherever inlined
     span: tuple[int, int]  # the phrase, up to and including its `;;`
     goal: tuple[int, int]
     tactic: tuple[int, int]
@@ -208,6 +209,7 @@ class Inliner:
                 name=phrase.name,
                 file=path,
                 line=_line(data, phrase.start),
+                offset=phrase.start,
                 span=(base, out.length),
                 goal=(at(phrase.goal[0]), at(phrase.goal[1])),
                 tactic=(at(phrase.tactic[0]), at(phrase.tactic[1])),
