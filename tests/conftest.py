@@ -23,9 +23,10 @@ def shared_data(*parts: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def hol_base() -> Iterator[WarmProcess]:
-    """The sandboxed HOL Light core, loaded once; tests clone it."""
-    launcher = Launcher()
+def hol_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WarmProcess]:
+    """The sandboxed HOL Light core, loaded once; tests clone it. It sees the tests'
+    temporary directories (where their benchmarks live), read-only."""
+    launcher = Launcher(read_only=[tmp_path_factory.getbasetemp()])
     try:
         yield launcher.start()
     finally:

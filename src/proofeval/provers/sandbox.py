@@ -1,16 +1,42 @@
-"""Run prover processes inside bubblewrap: no network, read-only system, private scratch."""
+"""Run prover processes inside bubblewrap: no network, no capabilities, and of the file
+system only the system's programs and libraries (/usr), read-only, what the caller names,
+and an empty private scratch. The rest (/etc, /home, /root, /tmp, the run directory, a
+benchmark's references) does not exist inside."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 from proofeval.errors import InputError
 
+SCRATCH = "/var/tmp"
+# Merged-/usr systems (Debian since 12) have these as links into /usr; others as directories.
+TOP_LEVEL_SYSTEM = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
-def bwrap_prefix(writable: list[Path]) -> list[str]:
-    """The bwrap command line that wraps a prover; `writable` dirs are bound read-write."""
+
+def _system_binds() -> list[str]:
+    binds = ["--ro-bind", "/usr", "/usr"]
+    for name in TOP_LEVEL_SYSTEM:
+        path = Path(name)
+        if path.is_symlink():
+            binds += ["--symlink", str(path.readlink()), name]
+        elif path.is_dir():
+            binds += ["--ro-bind", name, name]
+    return binds
+
+
+def bwrap_prefix(
+    writable: Iterable[Path] = (), read_only: Iterable[Path] = (), as_pid_1: bool = False
+) -> list[str]:
+    """The bwrap command line that wraps a prover: `read_only` paths are shown read-only,
+    `writable` ones read-write, each at its own path; nothing else of the host is.
+
+    `as_pid_1`: the prover is the sandbox's first process, and bwrap's own process (whose
+    descriptors anything inside could otherwise open through /proc/1) stays outside. The
+    prover must then reap orphans, and signals from inside cannot stop it."""
     binary = shutil.which("bwrap")
     if binary is None:
         raise InputError(
@@ -24,28 +50,41 @@ def bwrap_prefix(writable: list[Path]) -> list[str]:
         "--new-session",
         "--cap-drop",
         "ALL",
-        "--ro-bind",
-        "/",
-        "/",
+        *(["--as-pid-1"] if as_pid_1 else []),
+        *_system_binds(),
         "--dev",
         "/dev",
         "--proc",
         "/proc",
-        # Private scratch; /tmp stays visible read-only, since benchmarks may live there.
         "--tmpfs",
-        "/var/tmp",
+        "/tmp",
+        "--tmpfs",
+        SCRATCH,
         "--setenv",
         "TMPDIR",
-        "/var/tmp",
+        SCRATCH,
     ]
-    for d in writable:
-        cmd += ["--bind", str(d), str(d)]
+    for path in _outermost(read_only):
+        cmd += ["--ro-bind", str(path), str(path)]
+    for path in writable:
+        cmd += ["--bind", str(path), str(path)]
     return cmd + ["--"]
+
+
+def _outermost(paths: Iterable[Path]) -> list[Path]:
+    """The absolute paths that exist outside /usr, without those inside another (bwrap
+    needs no second bind). A link is bound at its own path, showing what it points to."""
+    unique = {p.absolute() for p in paths if p.exists()}
+    kept: list[Path] = []
+    for path in sorted(unique, key=lambda p: len(p.parts)):
+        if not any(path.is_relative_to(k) for k in [Path("/usr"), *kept]):
+            kept.append(path)
+    return kept
 
 
 def check_bwrap_works() -> None:
     """Fail with a clear message where user namespaces are not available."""
-    done = subprocess.run(bwrap_prefix([]) + ["true"], capture_output=True, text=True)
+    done = subprocess.run(bwrap_prefix() + ["true"], capture_output=True, text=True)
     if done.returncode != 0:
         raise InputError(
             "bubblewrap cannot create a sandbox here "

@@ -158,6 +158,7 @@ class HolLightChecker:
         self.base: WarmProcess | None = base
         self._base_lock = threading.Lock()
         self._templates: list[WarmProcess] = []
+        self._directories: set[Path] = set()  # where contexts load files from
 
     def run(self, jobs: Iterable[Job], problems: Iterable[Problem] | None = None) -> None:
         """Check every job. With `problems` (every problem jobs may name), jobs are
@@ -165,6 +166,8 @@ class HolLightChecker:
         if problems is None:
             jobs = list(jobs)
             problems = {j.problem.id: j.problem for j in jobs}.values()
+        problems = list(problems)
+        self._directories = {Path(p.directory) for p in problems if p.directory}
         by_problem, scheduler = self._plan(problems)
         # Here, not in a worker: bwrap dies with the thread that started it.
         self._base()
@@ -224,7 +227,9 @@ class HolLightChecker:
         with self._base_lock:
             if self.base is None:
                 self.on_event("loading the HOL Light core (about 2-3 minutes)")
-                self.launcher = Launcher(self.settings.hol_dir, self.settings.sandbox)
+                self.launcher = Launcher(
+                    self.settings.hol_dir, self.settings.sandbox, read_only=self._directories
+                )
                 self.base = self.launcher.start()
                 self.on_event("HOL Light core loaded")
             return self.base

@@ -18,14 +18,14 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Stage, Verdict
 from proofeval.provers.hol_light.build import build_dir
-from proofeval.provers.sandbox import bwrap_prefix, check_bwrap_works
+from proofeval.provers.sandbox import SCRATCH, bwrap_prefix, check_bwrap_works
 
 DEBIAN_HOL_LIGHT = Path("/usr/share/hol-light")
 BOOT_LIMIT = 3600.0  # seconds to load the HOL Light core before giving up
@@ -166,6 +166,11 @@ class WarmProcess:
         return reply
 
     def load(self, path: Path, directory: str, timeout: float | None = None) -> None:
+        if directory and not self.launcher.can_see(Path(directory)):
+            raise CheckerError(
+                f"the context's directory {directory} is not visible in this HOL Light's "
+                "sandbox (it was started for other problems)"
+            )
         reply = self._request(["load", directory, str(path)], timeout or BOOT_LIMIT)
         if reply[0] != "ok":
             why = self._missing_load(path) if "Not_found" in reply[-1] else None
@@ -218,8 +223,16 @@ class WarmProcess:
         return reply[1]
 
     def split(self, path: Path) -> list[Phrase]:
-        """The top-level phrases of a source file, parsed (not run) by HOL Light."""
-        reply = self._request(["split", str(path)], 600.0)
+        """The top-level phrases of a source file, parsed (not run) by HOL Light. It parses
+        a copy in the work directory: the sandbox shows it nothing of the user's."""
+        try:
+            copy = self.launcher.scratch_file("split", path.read_bytes())
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        try:
+            reply = self._request(["split", str(copy)], 600.0)
+        finally:
+            copy.unlink()
         if reply[0] != "ok":  # the file cannot be read or parsed: the user's input
             line, why = reply[1:] if len(reply) == 3 else ("0", reply[-1])
             raise InputError(f"{path}:{line}: {why}" if line != "0" else f"{path}: {why}")
@@ -311,16 +324,14 @@ def hol_light_paths(hol_dir: Path) -> list[Path]:
     return [hol_dir, *(entry.resolve() for entry in hol_dir.iterdir() if entry.is_symlink())]
 
 
-def with_read_only(prefix: list[str], paths: list[Path]) -> list[str]:
-    """The bwrap `prefix`, also showing `paths` (read-only) where it would hide them: it
-    shows all of / read-only except what it covers with a tmpfs (/var/tmp)."""
-    covered = [Path(prefix[i + 1]) for i, arg in enumerate(prefix) if arg == "--tmpfs"]
-    binds: list[str] = []
-    for path in paths:
-        if any(path.is_relative_to(c) for c in covered):
-            binds += ["--ro-bind", str(path), str(path)]
-    assert prefix[-1] == "--"
-    return prefix[:-1] + binds + ["--"]
+def ocaml_paths() -> list[Path]:
+    """Where OCaml and camlp5 live, which the toplevel reads (outside /usr in an opam
+    switch that built a user's HOL Light)."""
+    paths = [Path(shutil.which("ocamlrun") or "/usr/bin/ocamlrun").parent]
+    for cmd in (["ocamlc", "-where"], ["camlp5", "-where"]):
+        if shutil.which(cmd[0]):
+            paths.append(Path(_output(cmd)))
+    return paths
 
 
 WORKDIR_PREFIX = "proofeval-hol-"
@@ -356,10 +367,14 @@ class Launcher:
         hol_dir: Path = DEBIAN_HOL_LIGHT,
         sandbox: bool = True,
         on_wait: Callable[[float], None] | None = None,
+        read_only: Iterable[Path] = (),
     ) -> None:
+        """`read_only`: what HOL Light must read besides itself and the contexts
+        proofeval hands it (a development's root, directories contexts load from)."""
         self.hol_dir = hol_dir
         self.sandbox = sandbox
         self.on_wait = on_wait
+        self.read_only = list(read_only)
         remove_abandoned_workdirs()
         self.workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
         (self.workdir / "owner").write_text(str(os.getpid()))
@@ -371,12 +386,12 @@ class Launcher:
         self._proc: subprocess.Popen[bytes] | None = None
         self._counter = 0
 
-    def scratch_file(self, stem: str, text: str) -> Path:
+    def scratch_file(self, stem: str, text: str | bytes) -> Path:
         """A file the sandboxed processes can read (contexts are loaded from files)."""
         with self._clone_lock:
             self._counter += 1
             path = self.workdir / f"{stem}-{self._counter}.ml"
-        path.write_text(text)
+        path.write_bytes(text.encode() if isinstance(text, str) else text)
         return path
 
     def _command(self, build: Path) -> list[str]:
@@ -387,8 +402,14 @@ class Launcher:
         cmd = [*toplevel, str(script)]
         if self.sandbox:
             check_bwrap_works()
-            cmd = with_read_only(bwrap_prefix([self.workdir]), hol_light_paths(home)) + cmd
+            seen = [self.workdir, build, *hol_light_paths(home), *self.read_only, *ocaml_paths()]
+            cmd = bwrap_prefix(read_only=seen, as_pid_1=True) + cmd
         return cmd
+
+    def can_see(self, path: Path) -> bool:
+        """Whether the sandboxed processes see `path` (everything does without a sandbox)."""
+        visible = [self.workdir, self.hol_dir, Path("/usr"), *self.read_only]
+        return not self.sandbox or any(path.absolute().is_relative_to(v) for v in visible)
 
     def start(self) -> WarmProcess:
         """Boot HOL Light (minutes) and return the base warm process.
@@ -405,27 +426,38 @@ class Launcher:
     def _boot(self) -> WarmProcess:
         build = build_dir()
         token = secrets.token_hex(16)
-        env = dict(
-            os.environ,
-            PROOFEVAL_SOCKET=str(self.workdir / "ctl.sock"),
-            PROOFEVAL_TOKEN=token,
-            PROOFEVAL_BUILD_DIR=str(build),
-            HOLLIGHT_DIR=str(self.hol_dir.resolve()),
-        )
-        # Deep proofs (s2n-bignum's correctness theorems) overflow the default bytecode
-        # stack; the official harness raises it the same way.
-        env.setdefault("OCAMLRUNPARAM", "l=1000000000")
         with open(self.log_path, "ab") as log:  # append: every process and proofeval write it
             self._proc = subprocess.Popen(
                 self._command(build),
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env=env,
+                env=self._environment(build),
                 cwd=self.workdir,
                 start_new_session=True,
             )
+        assert self._proc.stdin is not None
+        try:  # the token is not in the environment, which an attempt could read
+            with self._proc.stdin as secret:
+                secret.write(f"{token}\n".encode())
+        except BrokenPipeError:  # it died at once: _accept says why
+            pass
         return WarmProcess(self, self._accept(token, BOOT_LIMIT))
+
+    def _environment(self, build: Path) -> dict[str, str]:
+        """Only what HOL Light needs: never the caller's environment (an API key)."""
+        return {
+            "PATH": "/usr/bin:/bin",
+            "HOME": SCRATCH,
+            "TMPDIR": SCRATCH,
+            "LANG": "C.UTF-8",
+            "PROOFEVAL_SOCKET": str(self.workdir / "ctl.sock"),
+            "PROOFEVAL_BUILD_DIR": str(build),
+            "HOLLIGHT_DIR": str(self.hol_dir.resolve()),
+            # Deep proofs (s2n-bignum's correctness theorems) overflow the default bytecode
+            # stack; the official harness raises it the same way.
+            "OCAMLRUNPARAM": os.environ.get("OCAMLRUNPARAM", "l=1000000000"),
+        }
 
     def log_tail(self) -> str:
         try:
@@ -435,7 +467,21 @@ class Launcher:
         return " ".join(text[-300:].split())
 
     def _accept(self, token: str, limit: float) -> Connection:
+        """The connection that says `token`; others (anything in the sandbox may connect)
+        are dropped, so they cannot spoil a clone."""
         start = time.monotonic()
+        while True:
+            conn = self._next_connection(start, limit)
+            try:
+                hello = conn.receive(5.0)
+            except CheckerError:
+                hello = []
+            if len(hello) == 3 and hello[:2] == ["hello", token] and hello[2].isdigit():
+                conn.pid = int(hello[2])
+                return conn
+            conn.close()
+
+    def _next_connection(self, start: float, limit: float) -> Connection:
         self._listener.settimeout(1.0)
         while True:
             try:
@@ -450,13 +496,7 @@ class Launcher:
                 raise CheckerError(f"HOL Light did not start within {limit:.0f}s")
             if self.on_wait is not None:
                 self.on_wait(waited)
-        conn = Connection(sock, 0)
-        hello = conn.receive(60.0)
-        if len(hello) != 3 or hello[0] != "hello" or hello[1] != token:
-            sock.close()
-            raise CheckerError("a process that was not asked for connected to the checker")
-        conn.pid = int(hello[2])
-        return conn
+        return Connection(sock, 0)
 
     def clone(self, parent: WarmProcess) -> WarmProcess:
         with self._clone_lock:

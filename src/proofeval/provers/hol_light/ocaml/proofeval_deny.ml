@@ -6,33 +6,47 @@ exception Denied of string
 
 module SS = Set.Make (String)
 
-let denied_stdlib_modules =
-  [ "Obj"; "Sys"; "Unix"; "UnixLabels"; "Marshal"; "Gc"; "Callback"; "Filename";
-    "Printexc"; "Digest"; "Scanf"; "In_channel"; "Out_channel"; "Bigarray"; "Thread";
-    "ThreadUnix"; "Mutex"; "Condition"; "Event"; "Dynlink"; "Oo"; "Std_exit";
-    "Toploop"; "Topdirs"; "Ephemeron"; "Weak"; "Domain"; "Effect"; "Proofeval_server" ]
+(* The library modules a proof may use. Every other module whose interface is on disk
+   (the standard library's Sys, Arg, Unix, ...; the compiler's Toploop, Meta, ...;
+   camlp5's; whatever lies on the load path) is denied, so a module nobody thought of
+   is denied by default. Modules that HOL Light or the context define in OCaml text
+   have no interface on disk: they are trusted as that text is. *)
+let allowed_library_modules =
+  SS.of_list
+    [ "Stdlib"; "Pervasives"; "List"; "ListLabels"; "Array"; "ArrayLabels"; "String";
+      "StringLabels"; "Bytes"; "BytesLabels"; "Char"; "Uchar"; "Buffer"; "Int"; "Int32";
+      "Int64"; "Nativeint"; "Float"; "Bool"; "Unit"; "Option"; "Result"; "Either"; "Fun";
+      "Seq"; "Set"; "Map"; "MoreLabels"; "StdLabels"; "Hashtbl"; "Stack"; "Queue"; "Lazy";
+      "Printf"; "Format"; "Lexing"; "Parsing"; "Complex"; "Random"; "Str"; "Num";
+      "Big_int"; "Ratio"; "Arith_status" ]
 
-(* Every module of the compiler and of camlp5 is reachable from the toplevel
-   (Toploop, Meta, Dll, Ccomp, Pcaml, ...); rather than list them by hand, deny
-   every module whose interface lies in those directories. *)
-let modules_in dir =
+(* x.cmi and stdlib__X.cmi name module X. *)
+let module_of_cmi f =
+  let m = Filename.chop_suffix f ".cmi" in
+  let prefix = "stdlib__" in
+  let n = String.length prefix in
+  let m = if String.length m > n && String.sub m 0 n = prefix then String.sub m n (String.length m - n) else m in
+  String.capitalize_ascii m
+
+let rec modules_under depth dir acc =
   match Sys.readdir dir with
+  | exception Sys_error _ -> acc
   | files ->
       Array.fold_left
         (fun acc f ->
-          if Filename.check_suffix f ".cmi" then
-            SS.add (String.capitalize_ascii (Filename.chop_suffix f ".cmi")) acc
+          let path = Filename.concat dir f in
+          if Filename.check_suffix f ".cmi" then SS.add (module_of_cmi f) acc
+          else if depth > 0 && (try Sys.is_directory path with Sys_error _ -> false) then
+            modules_under (depth - 1) path acc
           else acc)
-        SS.empty files
-  | exception Sys_error _ -> SS.empty
+        acc files
 
-let denied_modules =
+let modules_on_disk =
   lazy
-    (List.fold_left SS.union
-       (SS.of_list denied_stdlib_modules)
-       (List.map
-          (fun d -> modules_in (Filename.concat Config.standard_library d))
-          [ "compiler-libs"; "camlp5"; "threads"; "ocaml-compiler-libs" ]))
+    (List.fold_left
+       (fun acc dir -> modules_under 0 dir acc)
+       (modules_under 2 Config.standard_library SS.empty)
+       (Load_path.get_paths ()))
 
 let denied_values =
   SS.of_list
@@ -62,8 +76,9 @@ let lowercase_prefix p s =
   && String.lowercase_ascii (String.sub s 0 (String.length p)) = p
 
 let check_module m =
-  if SS.mem m (Lazy.force denied_modules) || lowercase_prefix "stdlib__" m
-     || lowercase_prefix "caml" m || lowercase_prefix "proofeval" m
+  if (SS.mem m (Lazy.force modules_on_disk) && not (SS.mem m allowed_library_modules))
+     || lowercase_prefix "stdlib__" m || lowercase_prefix "caml" m
+     || lowercase_prefix "proofeval" m
   then deny "module %s is not allowed in a proof" m
 
 let components lid =

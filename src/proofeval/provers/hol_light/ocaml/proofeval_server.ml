@@ -17,6 +17,8 @@ type ('term, 'thm, 'tac) hol = {
 
 external setrlimit : int -> int64 -> unit = "proofeval_setrlimit"
 external die_with_parent : unit -> unit = "proofeval_die_with_parent"
+external forbid_inspection : unit -> unit = "proofeval_forbid_inspection"
+external confine_attempt : unit -> unit = "proofeval_confine_attempt"
 
 let rlimit_as = 0 and rlimit_cpu = 1 and rlimit_nproc = 2
 and rlimit_fsize = 3 and rlimit_core = 4
@@ -147,7 +149,8 @@ let isolate_child limits server_fd =
   setrlimit rlimit_cpu (Int64.of_float (ceil (2. *. limits.timeout) +. 5.));
   setrlimit rlimit_nproc 1L;
   setrlimit rlimit_fsize 0L;
-  setrlimit rlimit_core 0L
+  setrlimit rlimit_core 0L;
+  confine_attempt ()
 
 let changed_axioms hol before =
   let after = hol.axioms () in
@@ -346,13 +349,24 @@ and clone srv sock token =
       match Unix.fork () with
       | 0 ->
           Unix.close sock;
+          Sys.set_signal Sys.sigchld Sys.Signal_default;  (* it waits for its attempts *)
           serve_on srv (connect srv.socket_path token)
       | _ -> Unix._exit 0)
   | pid ->
-      ignore (reap pid);
+      (try ignore (reap pid) with Unix.Unix_error (Unix.ECHILD, _, _) -> ());
       [ "ok" ]
 
+(* The token arrives on stdin, not in the environment, which code running here could
+   read; every process forked from this one is closed to inspection from outside. *)
 let serve hol tactic_slot term_slot string_slot =
-  let socket_path = Sys.getenv "PROOFEVAL_SOCKET" and token = Sys.getenv "PROOFEVAL_TOKEN" in
+  let socket_path = Sys.getenv "PROOFEVAL_SOCKET" and token = input_line stdin in
+  let null = Unix.openfile "/dev/null" [ Unix.O_RDONLY ] 0 in
+  Unix.dup2 null Unix.stdin;
+  Unix.close null;
+  forbid_inspection ();
+  ignore (Lazy.force modules_on_disk);
+  (* The sandbox's first process: orphans (clones, after their double fork) end up
+     here; let the kernel reap them. *)
+  Sys.set_signal Sys.sigchld Sys.Signal_ignore;
   let srv = { hol; tactic_slot; term_slot; string_slot; goals = Hashtbl.create 64; socket_path } in
   serve_on srv (connect socket_path token)
