@@ -363,6 +363,17 @@ def test_answers_jsonl_errors_name_file_and_line(tmp_path: Path, line: str, prob
     assert message.startswith(f"{path}:2: ") and problem in message
 
 
+def test_a_lone_surrogate_escape_becomes_a_replacement_character(tmp_path: Path):
+    """JSON can spell a lone surrogate (no character: SQLite and UTF-8 files refuse it);
+    the answer is kept, with U+FFFD there, so it still gets its one verdict."""
+    path = write(tmp_path / "a.jsonl", '{"problem_id": "p1", "answer": "ARITH_TAC \\ud800"}\n')
+    attempts, _ = read_answers(path, {"p1"})
+    assert attempts[0].proof == "ARITH_TAC \ufffd"
+    attempts[0].proof.encode()  # text again
+    bench = write(tmp_path / "b.jsonl", '{"id": "p\\udfff", "statement": "`T`"}\n')
+    assert load_benchmark(bench).problems[0].id == "p\ufffd"
+
+
 def test_answers_non_utf8(tmp_path: Path):
     path = write(tmp_path / "a.csv", b"problem_id,answer\np1,\xc3\x28\n")
     assert error(read_answers, path, {"p1"}) == f"{path}:2: not UTF-8 text"

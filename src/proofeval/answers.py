@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from proofeval.errors import InputError, read_text
 from proofeval.generate.extract import extract_proof
@@ -133,7 +134,19 @@ def jsonl_objects(path: Path, text: str) -> Iterator[tuple[int, dict]]:
         if not isinstance(row, dict):
             kind = type(row).__name__
             raise InputError(f"{path}:{number}: expected a JSON object, not {kind}")
-        yield number, row
+        yield number, _text_only(row)
+
+
+def _text_only(value: Any) -> Any:
+    """`value` with each lone surrogate (JSON's "\\ud800", which is no character and
+    cannot be stored or written) replaced by U+FFFD, as a decoder replaces a bad byte."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_text_only(v) for v in value]
+    if isinstance(value, dict):
+        return {_text_only(k): _text_only(v) for k, v in value.items()}
+    return value
 
 
 def _jsonl_rows(path: Path, text: str) -> list[AnswerRow]:
