@@ -1,0 +1,238 @@
+"""Check many Coq attempts in parallel: each worker thread keeps one warm coqtop with one
+header loaded and takes the attempts of that header while there are any, then moves to
+the header with the fewest workers on it. A header's problems are type-checked once
+(their statements), and each attempt is screened (policy), checked (session) and judged
+(verdict)."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from proofeval.errors import CheckerError
+from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
+from proofeval.provers.coq import coqchk, verdict
+from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
+from proofeval.provers.coq.session import CoqSession, Limits, Report, Timeout
+
+ResultCallback = Callable[[Attempt, Outcome], None]
+EventCallback = Callable[[str], None]
+HEADER_LIMIT = 600.0  # seconds to load one header
+
+
+@dataclass(frozen=True)
+class CoqSettings:
+    workers: int = 2
+    memory_mb: int = 4096
+    sandbox: bool = True
+    coqchk: bool = False
+
+
+@dataclass(frozen=True)
+class Job:
+    attempt: Attempt
+    problem: Problem
+    timeout: float
+
+
+class Queue:
+    """The jobs of each header, and which headers workers are on."""
+
+    def __init__(self, jobs: Iterable[Job]) -> None:
+        self.lock = threading.Lock()
+        self.pending: dict[str, deque[Job]] = {}
+        self.active: dict[str, int] = {}
+        for job in jobs:
+            self.pending.setdefault(job.problem.header, deque()).append(job)
+            self.active.setdefault(job.problem.header, 0)
+
+    def next(self, current: str | None) -> Job | None:
+        with self.lock:
+            if current is not None and self.pending.get(current):
+                return self.pending[current].popleft()
+            waiting = [h for h, jobs in self.pending.items() if jobs]
+            if current is not None:
+                self.active[current] -= 1
+            if not waiting:
+                return None
+            header = min(waiting, key=lambda h: self.active[h])
+            self.active[header] += 1
+            return self.pending[header].popleft()
+
+
+class Worker:
+    """One thread's warm coqtop and what it knows about its header."""
+
+    def __init__(self, checker: CoqChecker) -> None:
+        self.checker = checker
+        self.header: str | None = None
+        self.session: CoqSession | None = None
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    def check(self, job: Job) -> Outcome:
+        problem = job.problem
+        name = theorem_name(problem.statement)
+        if name is None:
+            return _precheck_error("the statement is not `Theorem name : ... .`")
+        why = self.checker.unusable(self, problem)
+        if why:
+            return _precheck_error(why)
+        try:
+            script = prepare(job.attempt.proof, name)
+        except Refusal as refusal:
+            return verdict.refused(refusal)
+        text = f"{script.lemmas}{problem.statement}\n{script.proof}"
+        report = self.run(text, name, job.timeout)
+        coqchk_error = None
+        if self.checker.settings.coqchk and verdict.decide(report).verdict is Verdict.OK:
+            coqchk_error = coqchk.recheck(
+                self.checker.workdir, problem.header, text, self.checker.limits
+            )
+        return verdict.decide(report, coqchk_error)
+
+    def run(self, text: str, name: str, timeout: float) -> Report:
+        session = self.ready()
+        try:
+            report = session.check(text, name, timeout)
+        except Timeout:
+            self.session = None
+            return Report(timed_out=True, seconds=timeout)
+        except CheckerError as exc:
+            self.close()
+            return Report(died=str(exc))
+        if report.error.removeprefix("Error:").strip().startswith(verdict.RESOURCES):
+            self.close()  # a process that ran out of memory is not trusted further
+        return report
+
+    def ready(self) -> CoqSession:
+        """This worker's session with its header loaded (started anew when needed)."""
+        if self.session is None or not self.session.alive:
+            assert self.header is not None
+            self.session = self.checker.start(self.header)
+        return self.session
+
+    def switch(self, header: str) -> None:
+        if header != self.header:
+            self.close()
+            self.header = header
+
+
+class CoqChecker:
+    """Runs jobs through `settings.workers` threads, each driving one warm coqtop."""
+
+    def __init__(
+        self,
+        settings: CoqSettings,
+        on_result: ResultCallback,
+        on_event: EventCallback = lambda _msg: None,
+    ) -> None:
+        self.settings = settings
+        self.on_result = on_result
+        self.on_event = on_event
+        self.limits = Limits(settings.memory_mb, settings.sandbox)
+        self.workdir = Path(".")
+        self._lock = threading.Lock()
+        self._header_errors: dict[str, str] = {}
+        self._statements: dict[tuple[str, str], str] = {}
+
+    def run(self, jobs: Iterable[Job]) -> None:
+        """Check every job; on_result is called once per attempt, from worker threads."""
+        queue = Queue(jobs)
+        self.workdir = Path(tempfile.mkdtemp(prefix="proofeval-coq-"))
+        errors: list[BaseException] = []
+        threads = [
+            threading.Thread(target=self._work, args=(queue, errors), daemon=True)
+            for _ in range(max(1, self.settings.workers))
+        ]
+        try:
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        finally:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        if errors:
+            raise errors[0]
+
+    def _work(self, queue: Queue, errors: list[BaseException]) -> None:
+        worker = Worker(self)
+        current: str | None = None
+        try:
+            while (job := queue.next(current)) is not None:
+                current = job.problem.header
+                worker.switch(current)
+                outcome = self._check(worker, job)
+                self.on_result(job.attempt, outcome)  # a store failure stops the run
+        except BaseException as exc:  # surfaced by run()
+            errors.append(exc)
+            with queue.lock:
+                for pending in queue.pending.values():
+                    pending.clear()
+        finally:
+            worker.close()
+
+    @staticmethod
+    def _check(worker: Worker, job: Job) -> Outcome:
+        try:
+            return worker.check(job)
+        except Exception as exc:  # whatever went wrong, it is this attempt's ERROR
+            worker.close()
+            why = str(exc) if isinstance(exc, CheckerError) else f"{type(exc).__name__}: {exc}"
+            return Outcome(Verdict.ERROR, Stage.CHECK, 0.0, f"checker failure: {why}")
+
+    def start(self, header: str) -> CoqSession:
+        """A new session with `header` loaded; CheckerError if the header does not load."""
+        known = self._header_errors.get(header)
+        if known:
+            raise CheckerError(known)
+        self.on_event(f"starting coqtop for a header of {len(header.splitlines())} lines")
+        path = self._file("h", header)
+        session = CoqSession(self.workdir, self.limits)
+        try:
+            error = session.load_file(path, HEADER_LIMIT)
+        except (Timeout, CheckerError) as exc:
+            error = str(exc) or "loading the header timed out"
+        if error:
+            session.close()
+            with self._lock:
+                self._header_errors[header] = f"the header does not load: {error}"
+            raise CheckerError(self._header_errors[header])
+        return session
+
+    def unusable(self, worker: Worker, problem: Problem) -> str:
+        """Why `problem`'s statement cannot be checked ("" when it type-checks)."""
+        key = (problem.header, problem.statement)
+        with self._lock:
+            if key in self._statements:
+                return self._statements[key]
+        try:
+            session = worker.ready()
+        except CheckerError as exc:
+            return str(exc)
+        error = session.load_file(self._file("s", problem.statement + "\nAbort.\n"))
+        why = f"the statement is unusable: {error}" if error else ""
+        with self._lock:
+            self._statements[key] = why
+        return why
+
+    def _file(self, stem: str, text: str) -> Path:
+        digest = hashlib.sha256(text.encode()).hexdigest()[:24]
+        path = self.workdir / f"{stem}_{digest}.v"
+        with self._lock:
+            if not path.exists():
+                path.write_text(text)
+        return path
+
+
+def _precheck_error(message: str) -> Outcome:
+    return Outcome(Verdict.ERROR, Stage.PRECHECK, 0.0, message)

@@ -1,0 +1,195 @@
+"""What an answer may say: the first integrity layer, before Coq sees anything.
+
+An answer is a proof script: optional auxiliary lemmas (each stated, proved with the same
+rules and closed by Qed or Defined), then the main proof: an optional `Proof.`, tactic
+sentences, bullets and braces, and an optional closing `Qed.` or `Defined.` (Qed is
+added when absent). Everything else is refused: what escapes proving or declares what
+was not proved is CHEATING, other text is ERROR (not proof sentences).
+
+Each tactic sentence is written back as `(tactic).` (after any goal selector), so Coq's
+own parser accepts it only as one Ltac expression: a command hidden in a sentence, or a
+sentence boundary that Coq reads differently from sentences.py, fails to parse rather
+than run. A lemma's statement is parenthesized the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from proofeval.provers.coq.sentences import Sentence, SentenceError, mask, split
+
+DECLARATIONS = {
+    "Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Property", "Example",
+}  # fmt: skip
+CLOSERS = {"Qed", "Defined"}
+# Commands that escape proving, or admit what was not proved: CHEATING.
+ESCAPES = {
+    "Admitted", "Abort", "Axiom", "Axioms", "Parameter", "Parameters", "Conjecture",
+    "Variable", "Variables", "Hypothesis", "Hypotheses", "Context", "Declare", "Load",
+    "Drop", "Redirect", "Extraction", "Recursive", "Separate", "Extract", "Require",
+    "Import", "Export", "From", "Set", "Unset", "Local", "Global", "Fail", "Succeed",
+    "Reset", "Back", "BackTo", "Undo", "Restart", "Quit", "Cd", "Add", "Remove",
+    "Register", "Primitive",
+}  # fmt: skip
+# Other commands: not part of a proof script here (ERROR). Capitalized words in neither set
+# go to Coq as tactics (a header may define such tactics), parenthesized.
+COMMANDS = {
+    "Check", "Compute", "Eval", "Print", "Search", "SearchPattern", "SearchRewrite",
+    "SearchHead", "About", "Locate", "Show", "Definition", "Fixpoint", "CoFixpoint",
+    "Inductive", "CoInductive", "Variant", "Record", "Structure", "Class", "Instance",
+    "Existing", "Ltac", "Ltac2", "Tactic", "Notation", "Infix", "Reserved", "Hint",
+    "Module", "Section", "End", "Open", "Close", "Arguments", "Implicit", "Opaque",
+    "Transparent", "Strategy", "Let", "Obligation", "Next", "Solve", "Focus", "Unfocus",
+    "Unfocused", "Guarded", "Info", "Debug", "Canonical", "Coercion", "Scheme", "Derive",
+    "Functional", "Generalizable", "Typeclasses", "Create", "Comments", "Proof", "Abbreviation",
+    "Goal", "Save", "Polymorphic", "Monomorphic", "Program", "Unshelve", "Time", "Timeout",
+    "Instructions", "Optimize",
+}  # fmt: skip
+CHEAT_TACTICS = re.compile(r"(?<![\w'])(admit|give_up)(?![\w'])")
+UNSAFE = re.compile(r"bypass_check|Guard\s+Checking|Positivity\s+Checking|Universe\s+Checking")
+FIRST_WORD = re.compile(r"[A-Za-z_][\w']*")
+IDENT = re.compile(r"[A-Za-z_][\w']*")
+SELECTOR = re.compile(
+    r"(?:all|par|!|\d+(?:\s*-\s*\d+)?(?:\s*,\s*\d+(?:\s*-\s*\d+)?)*|\[\s*[A-Za-z_][\w']*\s*\])"
+    r"\s*:(?![=:>])"
+)
+STATEMENT = re.compile(r"\s*(" + "|".join(sorted(DECLARATIONS)) + r")\s+([A-Za-z_][\w']*)")
+
+
+class Refusal(Exception):
+    """The answer is refused before Coq sees it: `cheating` or not proof sentences."""
+
+    def __init__(self, message: str, cheating: bool) -> None:
+        super().__init__(message)
+        self.cheating = cheating
+
+
+@dataclass(frozen=True)
+class Script:
+    """A checked answer, rendered: `lemmas` go before the benchmark's statement,
+    `proof` after it."""
+
+    lemmas: str
+    proof: str
+
+
+def theorem_name(statement: str) -> str | None:
+    """The name a benchmark statement (`Theorem name : ... .`) declares, or None."""
+    match = STATEMENT.match(mask(statement))
+    return match[2] if match else None
+
+
+def prepare(answer: str, theorem: str) -> Script:
+    """The answer rendered for checking `theorem`; Refusal if it may not be checked."""
+    try:
+        sentences = split(answer)
+    except SentenceError as exc:
+        raise Refusal(f"does not parse as Coq sentences: {exc}", cheating=False) from None
+    for sentence in sentences:
+        _screen(sentence)
+    lemmas: list[str] = []
+    names: set[str] = {theorem}
+    i = 0
+    while i < len(sentences) and _word(sentences[i]) in DECLARATIONS:
+        text, i = _lemma(sentences, i, names)
+        lemmas.append(text)
+    proof, closer, i = _proof(sentences, i)
+    if i < len(sentences):
+        raise Refusal(f"text after the proof is closed: {_show(sentences[i])}", cheating=True)
+    return Script("".join(lemmas), f"Proof.\n{proof}{closer or 'Qed'}.\n")
+
+
+def _screen(sentence: Sentence) -> None:
+    """Refuse a sentence that escapes proving wherever it stands."""
+    code = sentence.code
+    if UNSAFE.search(code) or code.lstrip().startswith("#["):
+        raise Refusal(f"unsafe flag or attribute: {_show(sentence)}", cheating=True)
+    if CHEAT_TACTICS.search(code):
+        raise Refusal(f"admits a goal: {_show(sentence)}", cheating=True)
+    word = _word(sentence)
+    if word in ESCAPES:
+        raise Refusal(f"{word} is not allowed in a proof: {_show(sentence)}", cheating=True)
+    if word in COMMANDS and not (word == "Proof" and code.strip() == "Proof"):
+        raise Refusal(f"not a proof sentence: {_show(sentence)}", cheating=False)
+    if sentence.ellipsis:
+        raise Refusal(f"`...` is not supported: {_show(sentence)}", cheating=False)
+    if sentence.kind == "text" and not code.strip():
+        raise Refusal("an empty sentence (a lone period)", cheating=False)
+
+
+def _lemma(sentences: list[Sentence], i: int, names: set[str]) -> tuple[str, int]:
+    """An auxiliary lemma at sentences[i]: its rendered text, and where it ends."""
+    head = sentences[i]
+    word = _word(head)
+    rest = head.text[len(word) :]
+    name = IDENT.match(rest.lstrip())
+    if name is None:
+        raise Refusal(f"a lemma without a name: {_show(head)}", cheating=False)
+    if name[0] in names:
+        raise Refusal(f"a second theorem named {name[0]}", cheating=True)
+    names.add(name[0])
+    after_name = len(word) + len(rest) - len(rest.lstrip()) + name.end()
+    binders, statement = _split_statement(head, after_name)
+    proof, closer, end = _proof(sentences, i + 1)
+    if closer is None:
+        raise Refusal(f"lemma {name[0]} does not end with Qed or Defined", cheating=False)
+    text = f"{word} {name[0]}{binders} : ({statement}).\nProof.\n{proof}{closer}.\n"
+    return text, end
+
+
+def _split_statement(head: Sentence, start: int) -> tuple[str, str]:
+    """(binders, statement) of a lemma head, split at its first top-level colon; the
+    binders may be only names and bracketed groups."""
+    depth = 0
+    for j in range(start, len(head.code)):
+        char = head.code[j]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 0 and char == ":" and not head.code.startswith(":=", j):
+            return head.text[start:j].rstrip(), head.text[j + 1 :].strip()
+        elif depth == 0 and not (char.isspace() or char.isalnum() or char in "_'`"):
+            break
+        if depth < 0:
+            break
+    raise Refusal(f"not a lemma statement: {_show(head)}", cheating=False)
+
+
+def _proof(sentences: list[Sentence], i: int) -> tuple[str, str | None, int]:
+    """The proof starting at sentences[i]: rendered sentences, its closer (None when it
+    runs to the end of the answer) and the index after it."""
+    if i < len(sentences) and sentences[i].code.strip() == "Proof":
+        i += 1
+    lines: list[str] = []
+    while i < len(sentences):
+        sentence = sentences[i]
+        word = _word(sentence)
+        i += 1
+        if word in CLOSERS and sentence.code.strip() == word:
+            return "".join(lines), word, i
+        if word in DECLARATIONS:
+            raise Refusal(f"states a theorem inside a proof: {_show(sentence)}", cheating=True)
+        if sentence.code.strip() == "Proof":
+            raise Refusal("a second Proof inside a proof", cheating=False)
+        lines.append(_render(sentence) + "\n")
+    return "".join(lines), None, i
+
+
+def _render(sentence: Sentence) -> str:
+    if sentence.kind != "text":
+        return sentence.text
+    selector = SELECTOR.match(sentence.code)
+    cut = 0 if selector is None else selector.end()
+    return f"{sentence.text[:cut]} ({sentence.text[cut:].strip()})."
+
+
+def _word(sentence: Sentence) -> str:
+    match = FIRST_WORD.match(sentence.code)
+    return match[0] if match else ""
+
+
+def _show(sentence: Sentence, limit: int = 60) -> str:
+    text = " ".join(sentence.text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,258 @@
+"""One warm, sandboxed coqtop with a header loaded, checking attempts one at a time.
+
+Each attempt is a file the parent writes (the benchmark's statement, the answer's
+sentences, Qed) and loads with `Load`, which is all or nothing: if any sentence fails,
+Coq undoes the whole file. Then the parent's own commands ask for the theorem's
+assumptions and `Reset` to a mark set just before, so the next attempt starts from the
+header alone. The parent's commands print markers holding a fresh random nonce: what
+they print is read between two markers the answer cannot know, on stdout (messages) and
+stderr (errors and prompts), which coqtop keeps apart.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import selectors
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from proofeval.errors import CheckerError, InputError
+from proofeval.provers.sandbox import bwrap_prefix
+
+START_LIMIT = 120.0  # seconds for coqtop to start
+PROBE_LIMIT = 60.0  # seconds for the parent's own queries
+QUALID = re.compile(r"[A-Za-z_][\w']*(?:\.[A-Za-z_][\w']*)*")
+OCAML_LIBRARIES = "/usr/lib/ocaml:/usr/lib/ocaml/METAS"  # Debian's; /etc is not shown
+FETCHING = "Fetching opaque proofs from disk for "  # Coq's note, not an assumption
+CLOSED = "Closed under the global context"
+
+
+class Timeout(Exception):
+    """The wall-clock limit passed; the process has been killed."""
+
+
+@dataclass
+class Report:
+    """What coqtop said about one attempt, read only from the parent's own channels."""
+
+    error: str = ""  # the Load's error message; "" when the file loaded
+    assumptions: list[str] | None = None  # None: the theorem does not exist afterwards
+    new: list[str] = field(default_factory=list)  # assumptions the header did not have
+    timed_out: bool = False
+    died: str = ""  # the process ended or stopped answering
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_mb: int = 4096
+    sandbox: bool = True
+
+
+def coqtop_binary() -> str:
+    binary = shutil.which("coqtop")
+    if binary is None:
+        raise InputError("Coq (coqtop) is not installed: run `make install` (Debian: coq)")
+    return binary
+
+
+class CoqSession:
+    """A coqtop process in `workdir` (which it sees read-only): start, load a header
+    once, then check attempts. Any Timeout or CheckerError leaves it closed."""
+
+    def __init__(self, workdir: Path, limits: Limits) -> None:
+        self.workdir = workdir
+        self.limits = limits
+        self._allowed: set[str] = set()  # assumptions the header itself has
+        self._proc = self._spawn()
+        self._sel = selectors.DefaultSelector()
+        assert self._proc.stdout is not None and self._proc.stderr is not None
+        for stream in (self._proc.stdout, self._proc.stderr):
+            os.set_blocking(stream.fileno(), False)
+            self._sel.register(stream, selectors.EVENT_READ)
+        self._exchange([], time.monotonic() + START_LIMIT)
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        prlimit = shutil.which("prlimit") or "/usr/bin/prlimit"
+        memory = self.limits.memory_mb * 1024 * 1024
+        cmd = [prlimit, f"--as={memory}", "--core=0", "--nproc=256", "--"]
+        cmd += [coqtop_binary(), "-q", "-color", "no"]
+        if self.limits.sandbox:
+            cmd = bwrap_prefix(read_only=[self.workdir]) + cmd
+        findlib = self.workdir / "ocamlfind.conf"  # Coq finds its plugins with findlib
+        findlib.write_text(f'destdir="{self.workdir}"\npath="{OCAML_LIBRARIES}"\n')
+        env = {"PATH": "/usr/bin:/bin", "HOME": "/var/tmp", "LANG": "C.UTF-8"}
+        env["OCAMLFIND_CONF"] = str(findlib)
+        return subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=self.workdir,
+            start_new_session=True,
+        )
+
+    # --- the parent's commands ------------------------------------------------------
+
+    def load_file(self, path: Path, limit: float = START_LIMIT) -> str:
+        """Load a trusted file (a header, a statement check); its error, or ""."""
+        _out, err = self._exchange([f'Load "{path}".'], time.monotonic() + limit)
+        return load_error(err, path)
+
+    def check(self, script: str, theorem: str, timeout: float) -> Report:
+        """Load `script` (which states and proves `theorem`), then read the theorem's
+        assumptions and go back to the header. Timeout: the process is killed."""
+        start = time.monotonic()
+        nonce = secrets.token_hex(8)
+        path = self.workdir / f"a_{nonce}.v"
+        path.write_text(script)
+        mark = f"proofeval_{nonce}"
+        commands = [
+            f"Definition {mark}_mark := Type.",
+            f'Load "{path}".',
+            f"Locate {mark}_begin.",
+            f"Print Assumptions {theorem}.",
+            f"Locate {mark}_end.",
+            f"Reset {mark}_mark.",
+        ]
+        try:
+            out, err = self._exchange(commands, start + timeout)
+        finally:
+            path.unlink(missing_ok=True)
+        report = Report(error=load_error(err, path))
+        printed = between(out, f"{mark}_begin", f"{mark}_end")
+        report.assumptions = None if not printed.strip() else parse_assumptions(printed)
+        report.new = self._new_assumptions(report.assumptions or [])
+        report.seconds = time.monotonic() - start
+        return report
+
+    def _new_assumptions(self, entries: list[str]) -> list[str]:
+        """The entries that the header's environment does not have: each name is asked
+        again after the Reset, and its entry must read exactly the same there."""
+        unknown = [e for e in entries if e not in self._allowed]
+        for entry in unknown:
+            name = entry.split()[0]
+            if QUALID.fullmatch(name) and entry in self._assumptions_of(name):
+                self._allowed.add(entry)
+        return [e for e in entries if e not in self._allowed]
+
+    def _assumptions_of(self, name: str) -> list[str]:
+        mark = f"proofeval_{secrets.token_hex(8)}"
+        commands = [f"Locate {mark}_begin.", f"Print Assumptions {name}.", f"Locate {mark}_end."]
+        out, _err = self._exchange(commands, time.monotonic() + PROBE_LIMIT)
+        return parse_assumptions(between(out, f"{mark}_begin", f"{mark}_end"))
+
+    # --- the channel ----------------------------------------------------------------
+
+    def _exchange(self, commands: list[str], deadline: float) -> tuple[str, str]:
+        """Send `commands`, then end markers; what stdout and stderr said before them."""
+        mark = f"proofeval_{secrets.token_hex(8)}"
+        out_end, err_end = f"{mark}_out", f"{mark}_err"
+        text = "\n".join([*commands, f"Locate {mark}_out.", f"Check {mark}_err.", ""])
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(text.encode())
+            self._proc.stdin.flush()
+        except OSError:
+            self._died("coqtop is not running")
+        out, err = self._read_until(out_end, err_end, deadline)
+        return out[: out.index(out_end)], err[: err.rfind("\n", 0, err.index(err_end))]
+
+    def _read_until(self, out_end: str, err_end: str, deadline: float) -> tuple[str, str]:
+        assert self._proc.stdout is not None
+        chunks: dict[int, bytearray] = {self._proc.stdout.fileno(): bytearray()}
+        chunks[self._proc.stderr.fileno()] = bytearray()  # type: ignore[union-attr]
+        out_fd = self._proc.stdout.fileno()
+        while True:
+            out = chunks[out_fd].decode(errors="replace")
+            err = [v for k, v in chunks.items() if k != out_fd][0].decode(errors="replace")
+            # stderr: Coq echoes the marker's command, then names it in its error
+            if out_end in out and err.count(err_end) >= 2:
+                return out, err
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise Timeout()
+            for key, _ in self._sel.select(min(left, 1.0)):
+                data = os.read(key.fd, 1 << 16)
+                if not data:
+                    self._died(f"coqtop stopped: {tail(err)}")
+                chunks[key.fd] += data
+
+    def _died(self, why: str) -> None:
+        self.close()
+        raise CheckerError(why)
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self._proc.wait()
+        self._sel.close()
+        for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+
+# --- reading what coqtop printed ---------------------------------------------------
+
+
+def between(text: str, start: str, end: str) -> str:
+    """The lines strictly between the line holding `start` and the one holding `end`."""
+    first = text.find(start)
+    last = text.find(end, first + 1)
+    if first < 0 or last < 0:
+        return ""
+    return text[text.find("\n", first) + 1 : text.rfind("\n", 0, last) + 1]
+
+
+def load_error(err: str, path: Path) -> str:
+    """The error of `Load "path"`: what follows Coq's echo of that command (whose file
+    name holds the nonce), up to the next prompt; "" when it loaded."""
+    echo = err.rfind(f'Load "{path}".')
+    if echo < 0:
+        return ""
+    rest = err[err.find("\n", echo) + 1 :]
+    lines = []
+    for line in rest.split("\n"):
+        if line.startswith("Coq <"):
+            break
+        if not line.startswith(">"):
+            lines.append(line)
+    return "\n".join(lines).strip()
+
+
+def parse_assumptions(printed: str) -> list[str]:
+    """The entries of a `Print Assumptions` output, each on one line with single
+    spaces; [] for a closed theorem. Headings (`Axioms:`) are not entries."""
+    if CLOSED in printed:
+        return []
+    entries: list[str] = []
+    for line in printed.split("\n"):
+        if not line.strip() or line.startswith(FETCHING):
+            continue
+        if line[0] in " \t" and entries:
+            entries[-1] += " " + line.strip()
+        elif not re.fullmatch(r"[A-Z][\w ]*:", line.strip()):
+            entries.append(line.strip())
+    return [" ".join(e.split()) for e in entries]
+
+
+def tail(text: str, size: int = 300) -> str:
+    return " ".join(text.split())[-size:]
