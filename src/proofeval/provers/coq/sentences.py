@@ -32,6 +32,7 @@ class Sentence:
     code: str
     kind: str  # "text" | "bullet" | "brace"
     ellipsis: bool = False  # ended with `...` rather than `.`
+    start: int = 0  # where it starts in the source
 
 
 def split(source: str) -> list[Sentence]:
@@ -43,7 +44,7 @@ def split(source: str) -> list[Sentence]:
         end, kind, stop, ellipsis = _next_sentence(masked, i)
         while stop > i and masked[stop - 1] in BLANKS:  # a comment before the period
             stop -= 1
-        sentences.append(Sentence(source[i:stop], masked[i:stop], kind, ellipsis))
+        sentences.append(Sentence(source[i:stop], masked[i:stop], kind, ellipsis, i))
         i = _skip_blank(masked, end)
     return sentences
 

@@ -223,19 +223,20 @@ def between(text: str, start: str, end: str) -> str:
 
 
 def load_error(err: str, path: Path) -> str:
-    """The error of `Load "path"`: what follows Coq's echo of that command (whose file
-    name holds the nonce), up to the next prompt; "" when it loaded."""
-    echo = err.rfind(f'Load "{path}".')
+    """The error of `Load "path"`: the `Error:` message after Coq's first echo of that
+    command (whose file name holds the nonce), up to the next prompt; "" when it loaded
+    (warnings, echoed the same way, are not errors)."""
+    echo = err.find(f'Load "{path}".')
     if echo < 0:
         return ""
-    rest = err[err.find("\n", echo) + 1 :]
-    lines = []
-    for line in rest.split("\n"):
-        if line.startswith("Coq <"):
-            break
-        if not line.startswith(">"):
-            lines.append(line)
-    return "\n".join(lines).strip()
+    segment = err[echo:]
+    prompt = segment.find("\nCoq <")
+    segment = segment if prompt < 0 else segment[:prompt]
+    error = re.search(r"^Error:", segment, re.MULTILINE)
+    if error is None:
+        return ""
+    lines = segment[error.start() :].split("\n")
+    return "\n".join(line for line in lines if not line.startswith(">")).strip()
 
 
 def parse_assumptions(printed: str) -> list[str]:
