@@ -21,8 +21,9 @@ import time
 from pathlib import Path
 
 from proofeval.model import Attempt, Problem
-from proofeval.provers.hol_light.pool import CheckSettings, HolLightChecker, Job
+from proofeval.provers.hol_light.pool import HolLightChecker
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher
+from proofeval.provers.interface import CheckSettings, Job
 
 GOAL = "`!n. n + 0 = n`"
 PROOF = "INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES]"

@@ -44,8 +44,9 @@ from proofeval.check_run import CheckOptions, run_check
 from proofeval.errors import read_text
 from proofeval.model import Attempt, Outcome, Problem
 from proofeval.provers.hol_light import contexts
-from proofeval.provers.hol_light.pool import CheckSettings, HolLightChecker, Job
+from proofeval.provers.hol_light.pool import HolLightChecker
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher, WarmProcess
+from proofeval.provers.interface import CheckSettings, Job
 from proofeval.suites import load_benchmark
 from proofeval.suites.builder import BuildOptions, build
 
@@ -170,7 +171,7 @@ class Checked:
 def check_shared(base: WarmProcess, bench: Path, run: Path, workers: int) -> Checked:
     """`proofeval check BENCH --reference --workers N` on the warm core."""
     opts = CheckOptions(bench, run, reference=True, settings=CheckSettings(workers=workers))
-    rows = run_check(opts, base)
+    rows = run_check(opts, {"hol-light": base})
     counts = Counter(r.verdict.value if r.verdict else "unchecked" for r in rows)
     return Checked(counts, sum(r.seconds or 0.0 for r in rows))
 

@@ -12,8 +12,8 @@ import pytest
 from proofeval.check_run import CheckOptions, run_check
 from proofeval.errors import InputError
 from proofeval.model import Verdict
-from proofeval.provers.hol_light.pool import CheckSettings
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
+from proofeval.provers.interface import CheckSettings
 from proofeval.suites import load_benchmark
 from proofeval.suites.builder import BuildOptions, BuildReport, build
 from proofeval.suites.categories import Rule
@@ -144,7 +144,7 @@ def cheat_answers(bench: Path, path: Path) -> Path:
 
 def verdicts(bench: Path, run: Path, hol_base: WarmProcess, **answers) -> Counter:
     opts = CheckOptions(problems=bench, out=run, settings=SETTINGS, **answers)
-    rows = run_check(opts, base=hol_base)
+    rows = run_check(opts, warm={"hol-light": hol_base})
     failures = [r for r in rows if r.verdict != rows[0].verdict]
     assert not failures, failures[:3]
     return Counter(r.verdict for r in rows)

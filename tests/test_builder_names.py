@@ -17,8 +17,8 @@ from proofeval.check_run import CheckOptions, run_check
 from proofeval.commands import build as build_command
 from proofeval.errors import InputError
 from proofeval.model import Verdict
-from proofeval.provers.hol_light.pool import CheckSettings
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
+from proofeval.provers.interface import CheckSettings
 from proofeval.suites import load_benchmark, s2n_layout
 from proofeval.suites.builder import (
     MET_AGAIN,
@@ -157,7 +157,7 @@ def test_primed_ids_read_back_and_check(primed, hol_base: WarmProcess, tmp_path:
         official_csv=tmp_path / "official.csv",
         settings=CheckSettings(workers=2),
     )
-    rows = run_check(opts, base=hol_base)
+    rows = run_check(opts, warm={"hol-light": hol_base})
     assert {r.problem_id: r.verdict for r in rows} == dict.fromkeys(IDS, Verdict.OK)
     with (tmp_path / "run/results.csv").open() as f:
         assert {r["problem_id"] for r in csv.DictReader(f)} == set(IDS)

@@ -17,12 +17,12 @@ import pytest
 
 from proofeval.check_run import CheckOptions, run_check
 from proofeval.cli import main
-from proofeval.provers.hol_light.pool import CheckSettings
 from proofeval.provers.hol_light.server import (
     WORKDIR_PREFIX,
     WarmProcess,
     remove_abandoned_workdirs,
 )
+from proofeval.provers.interface import CheckSettings
 
 SETUP_DEFS = "let TWICE = new_definition `TWICE n = 2 * n`;;\n"
 
@@ -82,7 +82,7 @@ def test_check_writes_every_verdict_and_resumes(
         official_csv=tmp_path / "official.csv",
         settings=CheckSettings(workers=2),
     )
-    rows = run_check(opts, base=hol_base)
+    rows = run_check(opts, warm={"hol-light": hol_base})
     assert "no.such.problem" in capsys.readouterr().err
     got = {(r["problem_id"], r["attempt"]): r for r in read_results(run)}
     assert {k: v["verdict"] for k, v in got.items()} == {
@@ -97,7 +97,7 @@ def test_check_writes_every_verdict_and_resumes(
     assert official[0] == "Problem,Verdict"
     assert "arith.mul_1,CHEATING" in official
 
-    again = run_check(opts, base=hol_base)
+    again = run_check(opts, warm={"hol-light": hol_base})
     assert again == rows  # same seconds: nothing was checked a second time
     assert "already checked" in capsys.readouterr().err
 
@@ -143,7 +143,7 @@ def test_kill_9_loses_no_finished_verdict(hol_base: WarmProcess, tmp_path: Path)
     opts = CheckOptions(
         problems=problems, answers=answers, out=run, settings=CheckSettings(workers=2)
     )
-    rows = run_check(opts, base=hol_base)
+    rows = run_check(opts, warm={"hol-light": hol_base})
     assert len(rows) == 400 and all(r.verdict == "OK" for r in rows)
 
 

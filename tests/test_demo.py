@@ -8,8 +8,8 @@ from pathlib import Path
 
 from proofeval.check_run import CheckOptions, run_check
 from proofeval.commands.demo import demo_file
-from proofeval.provers.hol_light.pool import CheckSettings
 from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.interface import CheckSettings
 from proofeval.report.table import category_table, format_table
 
 
@@ -22,7 +22,7 @@ def test_the_demo_exercises_every_verdict(hol_base: WarmProcess, tmp_path: Path)
         out=tmp_path / "run",
         settings=CheckSettings(workers=2),
     )
-    rows = run_check(opts, base=hol_base)
+    rows = run_check(opts, warm={"hol-light": hol_base})
     assert all(r.verdict is not None for r in rows)
     counts = Counter(r.verdict.value for r in rows if r.verdict is not None)
     assert counts == {"OK": 50, "FAIL": 5, "CHEATING": 3, "TIMEOUT": 1, "ERROR": 4}
@@ -44,5 +44,5 @@ def test_every_demo_reference_proves_its_statement(hol_base: WarmProcess, tmp_pa
         out=tmp_path / "run",
         settings=CheckSettings(workers=2),
     )
-    rows = run_check(opts, base=hol_base)
+    rows = run_check(opts, warm={"hol-light": hol_base})
     assert [r.problem_id for r in rows if r.verdict != "OK"] == []

@@ -13,12 +13,12 @@ import pytest
 from proofeval.check_run import CheckOptions, run_check
 from proofeval.errors import InputError
 from proofeval.model import Verdict
-from proofeval.provers.hol_light.pool import CheckSettings
 from proofeval.provers.hol_light.server import (
     DEBIAN_HOL_LIGHT,
     hol_light_paths,
     toplevel_command,
 )
+from proofeval.provers.interface import CheckSettings
 from proofeval.provers.sandbox import bwrap_prefix
 
 PROOFEVAL = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "proofeval"

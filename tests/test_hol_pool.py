@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
-from proofeval.provers.hol_light.pool import CheckSettings, HolLightChecker, Job
+from proofeval.provers.hol_light.pool import HolLightChecker
 from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.interface import CheckSettings, Job
 
 DEFS = "let DOUBLE = new_definition `DOUBLE n = n + n`;;\n"
 

@@ -13,8 +13,8 @@ from proofeval.commands import build as build_command
 from proofeval.commands import obfuscate as obfuscate_command
 from proofeval.commands import profile as profile_command
 from proofeval.model import Problem, Verdict
-from proofeval.provers.hol_light.pool import CheckSettings
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
+from proofeval.provers.interface import CheckSettings
 from proofeval.suites.obfuscate import obfuscate
 
 DEFS = "let twice = new_definition `twice (n:num) = 2 * n`;;\n"
@@ -42,6 +42,8 @@ def cli(module, argv: list[str], base: WarmProcess) -> int:
     p = argparse.ArgumentParser()
     module.configure(p.add_subparsers())
     args = p.parse_args(argv)
+    if module is profile_command:  # checks through the prover registry, for any prover
+        return args.handler(args, warm={"hol-light": base})
     return args.handler(args, base=base)
 
 
@@ -87,7 +89,7 @@ def test_build_obfuscate_and_profile_a_debian_benchmark(
     # The references prove the obfuscated goals too.
     settings = CheckSettings(workers=2)
     opts = CheckOptions(problems=bench, out=tmp_path / "run", reference=True, settings=settings)
-    assert {r.verdict for r in run_check(opts, base=hol_base)} == {Verdict.OK}
+    assert {r.verdict for r in run_check(opts, warm={"hol-light": hol_base})} == {Verdict.OK}
 
     argv = ["profile", str(bench), "--runs", "2", "--workers", "2", "--short-timeout", "30"]
     assert cli(profile_command, argv, hol_base) == 0

@@ -31,7 +31,7 @@ from proofeval.check_run import CheckOptions, run_check
 from proofeval.cli import main
 from proofeval.errors import CheckerError
 from proofeval.model import Attempt, Outcome, Problem, Verdict
-from proofeval.provers.hol_light.pool import CheckSettings, HolLightChecker, Job
+from proofeval.provers.hol_light.pool import HolLightChecker
 from proofeval.provers.hol_light.server import (
     MAX_FIELD_BYTES,
     MAX_FIELDS,
@@ -41,6 +41,7 @@ from proofeval.provers.hol_light.server import (
     decode_text,
     encode,
 )
+from proofeval.provers.interface import CheckSettings, Job
 from proofeval.report.table import RESULTS_COLUMNS, category_table, format_table
 from proofeval.store import RunStore
 
@@ -376,7 +377,7 @@ def test_check_run_with_hostile_answers_keeps_files_well_formed(
     opts = CheckOptions(
         problems=bench, answers=answers_file, out=run, settings=CheckSettings(workers=2)
     )
-    rows = run_check(opts, base=hol_base)
+    rows = run_check(opts, warm={"hol-light": hol_base})
     assert len(rows) == len(answers) and all(r.verdict is not None for r in rows)
     table = format_table(category_table(rows))
     assert table.splitlines()[-1].split()[:2] == ["Total", str(len(answers))]

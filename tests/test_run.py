@@ -17,8 +17,8 @@ from proofeval.check_run import CheckOptions, run_check
 from proofeval.cli import main
 from proofeval.generate.client import SamplingSettings
 from proofeval.generate_run import GenerateOptions, run_generate
-from proofeval.provers.hol_light.pool import CheckSettings
 from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.interface import CheckSettings
 from proofeval.report.run_data import load_run
 from proofeval.run_stream import RunOptions, run_pipeline
 from proofeval.store import RunStore
@@ -84,7 +84,7 @@ def sampling(server: StubServer) -> SamplingSettings:
 
 def run_in_process(bench: Path, run: Path, server: StubServer, base: WarmProcess) -> None:
     opts = RunOptions(bench, run, sampling(server), settings=CheckSettings(workers=2))
-    run_pipeline(opts, base=base)
+    run_pipeline(opts, warm={"hol-light": base})
 
 
 def report_json(run: Path, capsys: pytest.CaptureFixture[str]) -> dict:
@@ -153,7 +153,7 @@ def test_generate_then_check_gives_the_verdicts_of_run(
         summary = run_generate(GenerateOptions(bench, run, sampling(server)))
     assert summary.generated == 16
     opts = CheckOptions(bench, run, answers=summary.answers, settings=CheckSettings(workers=2))
-    run_check(opts, base=hol_base)
+    run_check(opts, warm={"hol-light": hol_base})
     assert verdicts(run) == EXPECTED
     store = RunStore(run)
     try:  # the attempts `check` read are the ones `generate` stored: same index, same output

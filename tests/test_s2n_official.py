@@ -123,7 +123,7 @@ def test_answers_are_checked_against_an_official_build(
         w.writerow(["arm.double.DOUBLE_ADD", "", "", "REWRITE_TAC[double] THEN ARITH_TAC"])
         w.writerow(["arm.double.DOUBLE_ADD", "", "", "REWRITE_TAC[DOUBLE_0]"])
     opts = CheckOptions(problems=root, out=tmp_path / "run", answers=answers)
-    rows = run_check(opts, base=hol_base)
+    rows = run_check(opts, warm={"hol-light": hol_base})
     verdicts = [(r.problem_id, r.attempt, r.verdict.value) for r in rows]
     assert sorted(verdicts) == [
         ("arm.double.DOUBLE_0", 0, "OK"),

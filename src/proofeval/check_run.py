@@ -11,15 +11,13 @@ from tqdm import tqdm
 from proofeval.answers import read_answers
 from proofeval.errors import InputError
 from proofeval.model import Attempt, Outcome, Problem
-from proofeval.provers.hol_light.pool import CheckSettings, HolLightChecker, Job
-from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.interface import CheckSettings, Job
+from proofeval.provers.registry import check_all, supported
 from proofeval.report.official_csv import write_official_csv
 from proofeval.report.table import category_table, format_table, write_results_csv
 from proofeval.store import ResultRow, RunStore
 from proofeval.suites import load_benchmark
 from proofeval.timeouts import load_policy
-
-SUPPORTED_PROVERS = {"hol-light"}
 
 
 @dataclass(frozen=True)
@@ -64,7 +62,7 @@ def _jobs(opts: CheckOptions, problems: dict[str, Problem], pending: list[Attemp
     jobs, unsupported = [], set()
     for attempt in pending:
         problem = problems[attempt.problem_id]
-        if problem.prover in SUPPORTED_PROVERS:
+        if problem.prover in supported():
             jobs.append(Job(attempt, problem, policy.for_problem(problem)))
         else:
             unsupported.add(problem.prover)
@@ -73,8 +71,9 @@ def _jobs(opts: CheckOptions, problems: dict[str, Problem], pending: list[Attemp
     return jobs
 
 
-def run_check(opts: CheckOptions, base: WarmProcess | None = None) -> list[ResultRow]:
-    """Check what the run directory lacks, then write results.csv; the result rows."""
+def run_check(opts: CheckOptions, warm: dict[str, object] | None = None) -> list[ResultRow]:
+    """Check what the run directory lacks, then write results.csv; the result rows.
+    `warm`: a ready process per prover to reuse (tests reuse one HOL Light core)."""
     bench = load_benchmark(opts.problems)
     problems = {p.id: p for p in bench.problems}
     attempts = _attempts(opts, problems, bench.answers)
@@ -85,7 +84,7 @@ def run_check(opts: CheckOptions, base: WarmProcess | None = None) -> list[Resul
         jobs = _jobs(opts, problems, store.pending(attempts))
         if len(jobs) < len(attempts):
             say(f"{len(attempts) - len(jobs)} of {len(attempts)} attempts already checked")
-        _check(jobs, store, opts.settings, base)
+        _check(jobs, store, opts.settings, warm)
         rows = store.results()
     finally:
         store.close()
@@ -95,7 +94,9 @@ def run_check(opts: CheckOptions, base: WarmProcess | None = None) -> list[Resul
     return rows
 
 
-def _check(jobs: list[Job], store: RunStore, settings: CheckSettings, base) -> None:
+def _check(
+    jobs: list[Job], store: RunStore, settings: CheckSettings, warm: dict[str, object] | None
+) -> None:
     if not jobs:
         return
     with tqdm(total=len(jobs), unit="attempt", desc="checking", file=sys.stderr) as bar:
@@ -108,7 +109,8 @@ def _check(jobs: list[Job], store: RunStore, settings: CheckSettings, base) -> N
             bar.set_postfix(ok=solved, refresh=False)
             bar.update()
 
-        HolLightChecker(settings, record, say, base=base).run(jobs)
+        problems = {j.problem.id: j.problem for j in jobs}.values()
+        check_all(jobs, problems, settings, record, say, warm)
 
 
 def check_and_print(opts: CheckOptions) -> int:

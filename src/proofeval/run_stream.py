@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from proofeval.check_run import SUPPORTED_PROVERS, say
+from proofeval.check_run import say
 from proofeval.generate.client import Generator, SamplingSettings
 from proofeval.generate_run import (
     ANSWERS_FILE,
@@ -26,8 +26,8 @@ from proofeval.generate_run import (
     write_answers,
 )
 from proofeval.model import Attempt, Generation, Outcome, Problem
-from proofeval.provers.hol_light.pool import CheckSettings, HolLightChecker, Job
-from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.interface import CheckSettings, Job
+from proofeval.provers.registry import check_all, supported
 from proofeval.report.table import write_results_csv
 from proofeval.store import ResultRow, RunStore
 from proofeval.suites import load_benchmark
@@ -115,12 +115,13 @@ class Pipeline:
         return Job(attempt, problem, self.policy.for_problem(problem))
 
 
-def run_pipeline(opts: RunOptions, base: WarmProcess | None = None) -> list[ResultRow]:
-    """Generate what the store lacks and check every unchecked attempt; the result rows."""
+def run_pipeline(opts: RunOptions, warm: dict[str, object] | None = None) -> list[ResultRow]:
+    """Generate what the store lacks and check every unchecked attempt; the result rows.
+    `warm`: a ready process per prover to reuse (tests reuse one HOL Light core)."""
     bench = load_benchmark(opts.problems)
-    problems = [p for p in bench.problems if p.prover in SUPPORTED_PROVERS]
-    if len(problems) < len(bench.problems):
-        say("warning: only HOL Light problems can be checked yet: the others are left out")
+    problems = [p for p in bench.problems if p.prover in supported()]
+    for prover in sorted({p.prover for p in bench.problems} - supported()):
+        say(f"warning: no checker for prover {prover!r} yet: its problems are left out")
     store = RunStore(opts.out)
     try:
         store.add_problems(problems)
@@ -131,7 +132,7 @@ def run_pipeline(opts: RunOptions, base: WarmProcess | None = None) -> list[Resu
         unchecked = store.pending(earlier)
         _say_resumed(len(earlier), len(unchecked))
         if requests or unchecked:
-            _stream(pipeline, requests, unchecked, base)
+            _stream(pipeline, requests, unchecked, warm)
         rows = store.results()
         generations = [g for g in store.generations() if g.problem_id in pipeline.problems]
     finally:
@@ -146,7 +147,12 @@ def run_pipeline(opts: RunOptions, base: WarmProcess | None = None) -> list[Resu
     return rows
 
 
-def _stream(pipeline: Pipeline, requests: list[Request], unchecked: list[Attempt], base) -> None:
+def _stream(
+    pipeline: Pipeline,
+    requests: list[Request],
+    unchecked: list[Attempt],
+    warm: dict[str, object] | None,
+) -> None:
     total = len(unchecked) + sum(len(samples) for _, _, samples in requests)
     progress = Progress(total)
     producer = threading.Thread(target=pipeline.generate, args=(requests, progress))
@@ -156,9 +162,15 @@ def _stream(pipeline: Pipeline, requests: list[Request], unchecked: list[Attempt
         pipeline.store.record(attempt, outcome)
         progress.on_checked(outcome)
 
-    checker = HolLightChecker(pipeline.opts.settings, record, say, base=base)
     try:
-        checker.run(pipeline.jobs(unchecked), problems=pipeline.problems.values())
+        check_all(
+            pipeline.jobs(unchecked),
+            pipeline.problems.values(),
+            pipeline.opts.settings,
+            record,
+            say,
+            warm,
+        )
     finally:
         pipeline.generator.cancel()  # the checker failed or was interrupted: stop asking
         producer.join()

@@ -6,8 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
-from proofeval.provers.hol_light.pool import CheckSettings
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT
+from proofeval.provers.interface import CheckSettings
 
 
 def positive(kind):

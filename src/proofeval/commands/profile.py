@@ -10,7 +10,6 @@ from tqdm import tqdm
 
 from proofeval.check_run import say
 from proofeval.commands.options import add_checker_options, checker_settings, positive
-from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.suites import load_benchmark
 from proofeval.suites.profile import (
     TimeoutRule,
@@ -56,8 +55,8 @@ def configure(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run, timeout=RULE.cap)
 
 
-def run(args: argparse.Namespace, base: WarmProcess | None = None) -> int:
-    """`base`: a warm HOL Light core to reuse (default: start one)."""
+def run(args: argparse.Namespace, warm: dict[str, object] | None = None) -> int:
+    """`warm`: a ready process per prover to reuse (default: start them)."""
     bench = load_benchmark(args.problems)
     policy = load_policy(args.problems, args.timeout_map, args.timeouts, args.timeout)
     rule = TimeoutRule(
@@ -71,7 +70,7 @@ def run(args: argparse.Namespace, base: WarmProcess | None = None) -> int:
     total = args.runs * sum(1 for p in bench.problems if p.reference)
     with tqdm(total=total, unit="run", desc="profiling", file=sys.stderr) as bar:
         timings = time_references(
-            bench.problems, args.runs, policy, checker_settings(args), say, bar.update, base
+            bench.problems, args.runs, policy, checker_settings(args), say, bar.update, warm
         )
     rows = timeout_map(timings, rule)
     for t in timings:

@@ -50,7 +50,8 @@ def obfuscate(
     root = base.clone()
     results: dict[str, Obfuscated] = {}
     try:
-        root.load(helper_path(), "")
+        # a copy in the work directory: the sandbox shows nothing of the installation
+        root.load(root.launcher.scratch_file("obfuscate", helper_path().read_text()), "")
     except BaseException:
         root.close()
         raise

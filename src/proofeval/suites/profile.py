@@ -19,8 +19,8 @@ from pathlib import Path
 
 from proofeval.errors import InputError
 from proofeval.model import Attempt, Outcome, Problem, Verdict
-from proofeval.provers.hol_light.pool import CheckSettings, HolLightChecker, Job
-from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.interface import CheckSettings, Job
+from proofeval.provers.registry import check_all
 from proofeval.timeouts import TimeoutPolicy
 
 
@@ -60,7 +60,7 @@ def time_references(
     settings: CheckSettings,
     on_event: Callable[[str], None] = lambda _msg: None,
     on_result: Callable[[], None] = lambda: None,
-    base: WarmProcess | None = None,
+    warm: dict[str, object] | None = None,
 ) -> list[Timing]:
     """Check every reference `runs` times; one Timing per problem with a reference."""
     with_ref = [p for p in problems if p.reference]
@@ -80,7 +80,7 @@ def time_references(
             outcomes[attempt.problem_id].append(outcome)
         on_result()
 
-    HolLightChecker(settings, record, on_event, base=base).run(jobs)
+    check_all(jobs, with_ref, settings, record, on_event, warm)
     return [_timing(p.id, outcomes[p.id]) for p in with_ref]
 
 

@@ -10,32 +10,15 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from proofeval.errors import CheckerError
-from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
+from proofeval.model import Outcome, Problem, Stage, Verdict
 from proofeval.provers.hol_light import contexts
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher, WarmProcess
-
-ResultCallback = Callable[[Attempt, Outcome], None]
-EventCallback = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class CheckSettings:
-    workers: int = 2
-    memory_mb: int = 4096
-    sandbox: bool = True
-    hol_dir: Path = DEBIAN_HOL_LIGHT
-
-
-@dataclass(frozen=True)
-class Job:
-    attempt: Attempt
-    problem: Problem
-    timeout: float
+from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
 
 
 @dataclass(eq=False)
@@ -228,7 +211,9 @@ class HolLightChecker:
             if self.base is None:
                 self.on_event("loading the HOL Light core (about 2-3 minutes)")
                 self.launcher = Launcher(
-                    self.settings.hol_dir, self.settings.sandbox, read_only=self._directories
+                    self.settings.hol_dir or DEBIAN_HOL_LIGHT,
+                    self.settings.sandbox,
+                    read_only=self._directories,
                 )
                 self.base = self.launcher.start()
                 self.on_event("HOL Light core loaded")

@@ -1,0 +1,51 @@
+"""The one interface every prover's checker offers. Commands see provers only through it
+and the registry (registry.py), never through a prover's own modules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from proofeval.model import Attempt, Outcome, Problem
+
+ResultCallback = Callable[[Attempt, Outcome], None]
+EventCallback = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One attempt to check against its problem, within `timeout` seconds of wall clock."""
+
+    attempt: Attempt
+    problem: Problem
+    timeout: float
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    """How to check, for every prover; each backend reads the fields that concern it.
+
+    hol_dir: the HOL Light to use (None: Debian's); coqchk: re-check each compiled Coq
+    attempt with coqchk."""
+
+    workers: int = 2
+    memory_mb: int = 4096
+    sandbox: bool = True
+    hol_dir: Path | None = None
+    coqchk: bool = False
+
+
+class Checker(Protocol):
+    """Checks attempts of one prover's problems, in parallel, each in its sandbox.
+
+    `run` checks every job and calls the `on_result` it was made with exactly once per
+    attempt, from any thread; an attempt's failure is its own ERROR, never an exception.
+    Jobs may arrive while checking goes on: `problems` names every problem they may
+    name. It raises only for what stops every attempt (the prover is missing)."""
+
+    def run(self, jobs: Iterable[Job], problems: Iterable[Problem]) -> None: ...
+
+
+CheckerFactory = Callable[[CheckSettings, ResultCallback, EventCallback, object], Checker]

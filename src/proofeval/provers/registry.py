@@ -1,0 +1,111 @@
+"""Provers by name, and checking a stream of jobs that may mix them.
+
+Each prover's checker runs in a thread of its own, so a run that mixes provers checks
+them in parallel; jobs are routed by their problem's `prover` as they arrive."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+
+from proofeval.errors import InputError
+from proofeval.model import Problem
+from proofeval.provers.interface import (
+    Checker,
+    CheckerFactory,
+    CheckSettings,
+    EventCallback,
+    Job,
+    ResultCallback,
+)
+
+
+def _hol_light(
+    settings: CheckSettings, on_result: ResultCallback, on_event: EventCallback, warm: object
+) -> Checker:
+    from proofeval.provers.hol_light.pool import HolLightChecker
+
+    return HolLightChecker(settings, on_result, on_event, base=warm)  # type: ignore[arg-type]
+
+
+FACTORIES: dict[str, CheckerFactory] = {"hol-light": _hol_light}
+
+
+def supported() -> frozenset[str]:
+    return frozenset(FACTORIES)
+
+
+def check_all(
+    jobs: Iterable[Job],
+    problems: Iterable[Problem],
+    settings: CheckSettings,
+    on_result: ResultCallback,
+    on_event: EventCallback = lambda _msg: None,
+    warm: Mapping[str, object] | None = None,
+) -> None:
+    """Check every job with its problem's prover (each must be supported); jobs may be
+    produced while checking goes on. `warm`: a prover's ready process to reuse (tests)."""
+    by_prover: dict[str, list[Problem]] = {}
+    for problem in problems:
+        by_prover.setdefault(problem.prover, []).append(problem)
+    unknown = sorted(set(by_prover) - supported())
+    if unknown:
+        raise InputError(
+            f"no checker for prover {unknown[0]!r} (proofeval checks: "
+            f"{', '.join(sorted(supported()))})"
+        )
+    lanes = {
+        prover: _Lane(FACTORIES[prover](settings, on_result, on_event, (warm or {}).get(prover)))
+        for prover in by_prover
+    }
+    for prover, lane in lanes.items():
+        lane.start(by_prover[prover])
+    try:
+        for job in jobs:
+            lane = lanes[job.problem.prover]
+            if lane.failure is not None:
+                break
+            lane.put(job)
+    finally:
+        for lane in lanes.values():
+            lane.finish()
+    failures = [lane.failure for lane in lanes.values() if lane.failure is not None]
+    if failures:
+        raise failures[0]
+
+
+_DONE = object()
+
+
+class _Lane:
+    """One prover's checker, fed from a queue in a thread that outlives its processes
+    (a sandbox may die with the thread that started it)."""
+
+    def __init__(self, checker: Checker) -> None:
+        self.checker = checker
+        self.queue: queue.Queue[object] = queue.Queue()
+        self.failure: BaseException | None = None
+        self.thread: threading.Thread | None = None
+
+    def start(self, problems: list[Problem]) -> None:
+        self.thread = threading.Thread(target=self._run, args=(problems,), daemon=True)
+        self.thread.start()
+
+    def _run(self, problems: list[Problem]) -> None:
+        try:
+            self.checker.run(self._jobs(), problems)
+        except BaseException as exc:  # raised by check_all once every lane has stopped
+            self.failure = exc
+
+    def _jobs(self) -> Iterator[Job]:
+        while (job := self.queue.get()) is not _DONE:
+            yield job  # type: ignore[misc]
+
+    def put(self, job: Job) -> None:
+        self.queue.put(job)
+
+    def finish(self) -> None:
+        self.queue.put(_DONE)
+        if self.thread is not None:
+            self.thread.join()

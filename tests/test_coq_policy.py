@@ -1,0 +1,148 @@
+"""The first Coq integrity layer on its own (no Coq): sentences split as Coq's lexer
+splits them, and the allow-list that decides what an answer may say."""
+
+from __future__ import annotations
+
+import pytest
+
+from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
+from proofeval.provers.coq.sentences import SentenceError, split
+
+
+def texts(source: str) -> list[str]:
+    return [s.text for s in split(source)]
+
+
+def test_sentences_end_at_a_period_before_blank_or_end() -> None:
+    assert texts("intros n.\n  rewrite Nat.add_0_r.reflexivity. auto.") == [
+        "intros n",
+        "rewrite Nat.add_0_r.reflexivity",
+        "auto",
+    ]
+
+
+def test_comments_nest_and_hold_strings() -> None:
+    source = 'intros. (* outer (* inner. *) still. "*)" . *) auto.'
+    assert texts(source) == ["intros", "auto"]
+
+
+def test_strings_hold_periods_and_doubled_quotes() -> None:
+    assert texts('idtac "a. b"" c. ". auto.') == ['idtac "a. b"" c. "', "auto"]
+
+
+def test_a_string_opening_a_comment_does_not_hide_a_command() -> None:
+    assert texts('idtac "(*". Axiom c : False. idtac "*)".') == [
+        'idtac "(*"',
+        "Axiom c : False",
+        'idtac "*)"',
+    ]
+
+
+def test_bullets_braces_and_selectors() -> None:
+    source = "split.\n- auto.\n+ { exact I. }\n** auto.\n2: { auto. }\n[x]: {\n}"
+    assert texts(source) == [
+        "split", "-", "auto", "+", "{", "exact I", "}", "**", "auto", "2: {", "auto", "}",
+        "[x]: {", "}",
+    ]  # fmt: skip
+
+
+def test_double_dot_is_not_an_end_but_ellipsis_is() -> None:
+    sentences = split("exact [x ; .. ; y]. auto...")
+    assert [s.text for s in sentences] == ["exact [x ; .. ; y]", "auto"]
+    assert sentences[1].ellipsis
+
+
+@pytest.mark.parametrize("source", ["intros", "auto. (* open", 'idtac "open.', "auto.... x."])
+def test_unterminated_text_is_refused(source: str) -> None:
+    with pytest.raises(SentenceError):
+        split(source)
+
+
+def test_theorem_name() -> None:
+    assert theorem_name("Theorem t1 : True.") == "t1"
+    assert theorem_name("(* c *) Lemma x' (n : nat): n = n.") == "x'"
+    assert theorem_name("Definition d := 1.") is None
+
+
+def render(answer: str) -> str:
+    return prepare(answer, "thm").proof
+
+
+def test_rendering_parenthesizes_tactics_and_closes_with_qed() -> None:
+    assert render("intros. all: lia.") == "Proof.\n (intros).\nall: (lia).\nQed.\n"
+    assert render("Proof. split. - exact I. - { auto. } Defined.") == (
+        "Proof.\n (split).\n-\n (exact I).\n-\n{\n (auto).\n}\nDefined.\n"
+    )
+
+
+def test_auxiliary_lemmas_are_rendered_with_the_same_rules() -> None:
+    script = prepare("Lemma aux (n : nat) : n = n. Proof. reflexivity. Qed. apply aux.", "thm")
+    assert script.lemmas == "Lemma aux (n : nat) : (n = n).\nProof.\n (reflexivity).\nQed.\n"
+    assert script.proof == "Proof.\n (apply aux).\nQed.\n"
+
+
+def refusal(answer: str) -> Refusal:
+    with pytest.raises(Refusal) as caught:
+        prepare(answer, "thm")
+    return caught.value
+
+
+CHEATS = {
+    "admitted": "intros. Admitted.",
+    "admit": "intros. admit.",
+    "admit in a combinator": "intros; try (solve [admit]).",
+    "give_up": "give_up.",
+    "abort": "Abort.",
+    "axiom": "Axiom cheat : False. exact (False_ind _ cheat).",
+    "parameter": "Parameter p : False. destruct p.",
+    "declare ml module": 'Declare ML Module "evil_plugin". auto.',
+    "load": 'Load "/etc/passwd". auto.',
+    "drop": "Drop.",
+    "redirect": 'Redirect "out" Print nat. auto.',
+    "extraction to a file": 'Extraction "out.ml" nat. auto.',
+    "require": "Require Import Classical. auto.",
+    "from require": "From Coq Require Import Classical. auto.",
+    "unset guard": "Unset Guard Checking. auto.",
+    "unset positivity": "Unset Positivity Checking. auto.",
+    "unset universe": "Unset Universe Checking. auto.",
+    "local unset": "Local Unset Guard Checking. auto.",
+    "bypass_check attribute": "#[bypass_check(guard)] Fixpoint f (n : nat) : nat := f n. auto.",
+    "fail-wrapped": "Fail Axiom c : False. auto.",
+    "second theorem of the same name": "Lemma thm : True. Proof. exact I. Qed. auto.",
+    "closes early, states another": "auto. Qed. Theorem other : True. Proof. exact I. Qed.",
+    "a theorem inside the proof": "intros. Lemma x : True. Proof. exact I. Qed.",
+    "string opening a comment": 'idtac "(*". Axiom c : False. idtac "*)".',
+    "backtracking": "auto. Undo. auto.",
+    "reset": "Reset Initial. auto.",
+    "aux lemma admitted": "Lemma aux : False. Admitted. destruct aux.",
+    "aux lemma with admit": "Lemma aux : False. Proof. admit. Qed. destruct aux.",
+}
+
+
+@pytest.mark.parametrize("answer", CHEATS.values(), ids=CHEATS.keys())
+def test_escapes_are_cheating(answer: str) -> None:
+    assert refusal(answer).cheating
+
+
+NOT_PROOFS = {
+    "unterminated comment": "auto. (* unfinished",
+    "a query": "Check nat. auto.",
+    "a definition": "Definition d := 1. auto.",
+    "an ltac definition": "Ltac t := auto. t.",
+    "a second Proof": "Proof. auto. Proof.",
+    "an ellipsis": "auto...",
+    "an unproved aux lemma": "Lemma aux : True. Proof. exact I.",
+    "an aux lemma without Proof or Qed": "Lemma aux : True. exact I.",
+}
+
+
+@pytest.mark.parametrize("answer", NOT_PROOFS.values(), ids=NOT_PROOFS.keys())
+def test_other_commands_are_not_proofs(answer: str) -> None:
+    assert not refusal(answer).cheating
+
+
+def test_comment_and_string_tricks_stay_in_one_sentence() -> None:
+    answer = 'intros. (* . Axiom c : False. *) idtac "x. Axiom c : False.". lia.'
+    assert prepare(answer, "thm").proof == (
+        'Proof.\n (intros).\n (idtac "x. Axiom c : False.").\n (lia).\nQed.\n'
+    )
