@@ -173,11 +173,12 @@ def _proof(sentences: list[Sentence], i: int) -> tuple[str, str | None, int]:
             raise Refusal(f"states a theorem inside a proof: {_show(sentence)}", cheating=True)
         if sentence.code.strip() == "Proof":
             raise Refusal("a second Proof inside a proof", cheating=False)
-        lines.append(_render(sentence) + "\n")
+        lines.append(render(sentence) + "\n")
     return "".join(lines), None, i
 
 
-def _render(sentence: Sentence) -> str:
+def render(sentence: Sentence) -> str:
+    """A sentence as the checker writes it: a tactic parenthesized after its selector."""
     if sentence.kind != "text":
         return sentence.text
     selector = SELECTOR.match(sentence.code)

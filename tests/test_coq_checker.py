@@ -1,0 +1,231 @@
+"""The Coq checker against real Coq 8.16 in the sandbox: every verdict, every attack
+class end to end, and each integrity layer on its own (the policy is tested alone in
+test_coq_policy.py)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
+from proofeval.provers.coq import CoqChecker, CoqSettings, Job
+from proofeval.provers.coq import verdict as coq_verdict
+from proofeval.provers.coq.policy import render
+from proofeval.provers.coq.sentences import split
+from proofeval.provers.coq.session import CoqSession, Limits
+
+if shutil.which("coqtop") is None:
+    pytest.skip("Coq is not installed (make install)", allow_module_level=True)
+
+HEADER = "Require Import Arith Lia NArith.\n"
+STATEMENT = "Theorem thm : forall n : nat, n + 0 = n."
+
+
+def problem(header: str = HEADER, statement: str = STATEMENT, pid: str = "p") -> Problem:
+    return Problem(id=pid, statement=statement, prover="coq", header=header)
+
+
+def check_all(
+    answers: list[str], prob: Problem | None = None, timeout: float = 30, **settings
+) -> list[Outcome]:
+    prob = prob or problem()
+    got: dict[int, Outcome] = {}
+    jobs = [Job(Attempt(prob.id, i, a, a), prob, timeout) for i, a in enumerate(answers)]
+    CoqChecker(CoqSettings(**settings), lambda a, o: got.__setitem__(a.index, o)).run(jobs)
+    return [got[i] for i in range(len(answers))]
+
+
+def check(answer: str, prob: Problem | None = None, **kw) -> Outcome:
+    return check_all([answer], prob, **kw)[0]
+
+
+def verdicts(answers: list[str], **kw) -> list[Verdict]:
+    return [o.verdict for o in check_all(answers, **kw)]
+
+
+def test_correct_proofs_are_ok() -> None:
+    answers = [
+        "intros n. lia.",
+        "Proof. intros n. rewrite Nat.add_0_r. reflexivity. Qed.",
+        "intros. induction n.\n- reflexivity.\n- simpl. { rewrite IHn. reflexivity. }",
+        "intros. (* a comment. with periods. *) lia. Defined.",
+        "Lemma aux (m : nat) : m + 0 = m. Proof. lia. Qed. exact aux.",
+    ]
+    assert verdicts(answers) == [Verdict.OK] * len(answers)
+
+
+def test_wrong_and_unfinished_proofs_fail() -> None:
+    outcomes = check_all(["intros. reflexivity.", "intros n.", "exact I.", "nonexistent."])
+    assert [o.verdict for o in outcomes] == [Verdict.FAIL] * 4
+    assert all(o.stage is Stage.CHECK for o in outcomes)
+    assert "incomplete proof" in outcomes[1].message
+
+
+def test_a_failing_sentence_fails_the_whole_proof() -> None:
+    # coqtop would skip the bad sentence and go on; the checker loads the file whole
+    assert check("intros. nonexistent_tactic. lia.").verdict is Verdict.FAIL
+
+
+def test_admitting_is_cheating() -> None:
+    answers = ["intros. Admitted.", "admit.", "give_up.", "Abort.", "intros; try admit. lia."]
+    outcomes = check_all(answers)
+    assert [o.verdict for o in outcomes] == [Verdict.CHEATING] * len(answers)
+    assert all(o.stage is Stage.PRECHECK for o in outcomes)
+
+
+ATTACKS = {
+    "new axiom": "Axiom cheat : False. destruct cheat.",
+    "declare ml module": 'Declare ML Module "coq-core.plugins.extraction". lia.',
+    "load": 'Load "/etc/hostname". lia.',
+    "drop": "Drop.",
+    "redirect": 'Redirect "/var/tmp/out" Print nat. intros; lia.',
+    "extraction to a file": 'Extraction "/var/tmp/out.ml" nat. intros; lia.',
+    "require of something new": "Require Import Classical. intros; lia.",
+    "unset guard checking": "Unset Guard Checking. intros; lia.",
+    "bypass_check attribute": "#[bypass_check(guard)] Fixpoint f (n : nat) : nat := f n. lia.",
+    "fail-wrapped command": "Fail Fail Axiom c : False. intros; lia.",
+    "second theorem of the same name": "Lemma thm : True. Proof. exact I. Qed. intros; lia.",
+    "closes early, states another": "intros; lia. Qed. Theorem other : 0 = 1. Proof. Admitted.",
+    "string hiding a period": 'idtac "(*". Axiom c : False. idtac "*)". destruct c.',
+}
+
+
+def test_every_attack_class_is_cheating() -> None:
+    outcomes = check_all(list(ATTACKS.values()))
+    for name, outcome in zip(ATTACKS, outcomes, strict=True):
+        assert outcome.verdict is Verdict.CHEATING, (name, outcome)
+
+
+def test_comment_tricks_hide_nothing() -> None:
+    answers = [
+        "intros. (* . Axiom c : False. *) lia.",
+        "intros. (* (* nested. *) . Qed. Theorem x : True. *) lia.",
+        'intros. idtac "x"". Axiom c : False. "". y". lia.',
+    ]
+    assert verdicts(answers) == [Verdict.OK] * 3
+
+
+def test_not_proof_sentences_are_errors_at_precheck() -> None:
+    outcomes = check_all(["Check nat. lia.", "intros. (* never closed", "intros; lia.. lia."])
+    assert [(o.verdict, o.stage) for o in outcomes] == [(Verdict.ERROR, Stage.PRECHECK)] * 3
+
+
+def test_printed_verdict_text_is_not_a_verdict() -> None:
+    fakes = [
+        'intros. idtac "Closed under the global context". idtac "No object of basename x".',
+        'intros. fail "Anomaly: Out of memory".',
+        'idtac "Error: Syntax error". intros. lia.',
+    ]
+    assert verdicts(fakes) == [Verdict.FAIL, Verdict.FAIL, Verdict.OK]
+
+
+def test_timeout_and_recovery() -> None:
+    spin = "let x := eval vm_compute in (N.iter 100000000000%N (fun x => x) 0%N) in idtac."
+    start = time.monotonic()
+    outcomes = check_all([spin + " lia.", "intros; lia."], timeout=2, workers=1)
+    assert [o.verdict for o in outcomes] == [Verdict.TIMEOUT, Verdict.OK]
+    assert time.monotonic() - start < 20
+
+
+def test_memory_exhaustion_is_an_error() -> None:
+    hog = "let x := eval vm_compute in (Nat.pow 2 26) in idtac. intros; lia."
+    outcomes = check_all([hog, "intros; lia."], memory_mb=1024, workers=1)
+    assert outcomes[0].verdict is Verdict.ERROR, outcomes[0]
+    assert "memory" in outcomes[0].message.lower()
+    assert outcomes[1].verdict is Verdict.OK
+
+
+def test_unusable_statement_and_header_are_errors_at_precheck() -> None:
+    bad_statement = check("lia.", problem(statement="Theorem thm : forall n, n + true = n."))
+    assert (bad_statement.verdict, bad_statement.stage) == (Verdict.ERROR, Stage.PRECHECK)
+    assert "statement is unusable" in bad_statement.message
+    bad_header = check("lia.", problem(header="Require Import NoSuchLibrary.\n"))
+    assert (bad_header.verdict, bad_header.stage) == (Verdict.ERROR, Stage.PRECHECK)
+    assert "header does not load" in bad_header.message
+
+
+def test_header_axioms_are_allowed_new_ones_are_not() -> None:
+    header = HEADER + "Axiom header_ax : forall n : nat, n + 0 = n.\n"
+    outcomes = check_all(["exact header_ax.", "intros; lia."], problem(header=header))
+    assert [o.verdict for o in outcomes] == [Verdict.OK, Verdict.OK]
+
+
+def test_many_problems_and_headers_in_parallel() -> None:
+    other = problem(header="Require Import ZArith Lia.\n", pid="q")
+    jobs = [
+        Job(Attempt(p.id, i, a, a), p, 30)
+        for i in range(4)
+        for p, a in [(problem(), "intros; lia."), (other, "intros; lia.")]
+    ]
+    got: list[tuple[str, Verdict]] = []
+    CoqChecker(CoqSettings(workers=2), lambda a, o: got.append((a.problem_id, o.verdict))).run(jobs)
+    assert sorted(got) == sorted([("p", Verdict.OK)] * 4 + [("q", Verdict.OK)] * 4)
+
+
+def test_coqchk_rechecks_an_ok() -> None:
+    outcomes = check_all(["intros; lia.", "intros."], coqchk=True)
+    assert [o.verdict for o in outcomes] == [Verdict.OK, Verdict.FAIL]
+
+
+# --- each later layer on its own: the policy is not consulted ---------------------------
+
+
+@pytest.fixture
+def session() -> Iterator[CoqSession]:
+    workdir = Path(tempfile.mkdtemp(prefix="proofeval-coq-test-"))
+    header = workdir / "h.v"
+    header.write_text(HEADER + "Axiom hdr : True.\n")
+    coq = CoqSession(workdir, Limits())
+    assert coq.load_file(header) == ""
+    yield coq
+    coq.close()
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def judge(session: CoqSession, before: str, proof: str) -> Outcome:
+    script = f"{before}\n{STATEMENT}\nProof.\n{proof}\nQed.\n"
+    return coq_verdict.decide(session.check(script, "thm", 30))
+
+
+def test_assumption_check_alone_catches_new_axioms(session: CoqSession) -> None:
+    new_axiom = judge(session, "Axiom cheat : False.", "destruct cheat.")
+    assert new_axiom.verdict is Verdict.CHEATING
+    assert "cheat : False" in new_axiom.message
+    admitted_lemma = judge(session, "Lemma aux : False. Admitted.", "destruct aux.")
+    assert admitted_lemma.verdict is Verdict.CHEATING
+
+
+def test_assumption_check_alone_catches_an_axiom_named_like_a_header_axiom(
+    session: CoqSession,
+) -> None:
+    # the answer's M.hdr prints as `hdr` once imported, like the header's own axiom
+    shadow = "Module M. Axiom hdr : forall n : nat, n + 0 = n. End M. Import M."
+    outcome = judge(session, shadow, "exact hdr.")
+    assert outcome.verdict is Verdict.CHEATING, outcome
+    assert judge(session, "", "pose proof hdr. intros; lia.").verdict is Verdict.OK
+
+
+def test_assumption_check_alone_catches_unsafe_flags(session: CoqSession) -> None:
+    unsafe = "Unset Guard Checking.\nFixpoint loop (n : nat) : nat := loop n.\nSet Guard Checking."
+    outcome = judge(session, unsafe, "intros; assert (loop 0 = loop 0) by reflexivity; lia.")
+    assert outcome.verdict is Verdict.CHEATING
+    assert "guarded" in outcome.message
+
+
+def test_reset_leaves_nothing_behind(session: CoqSession) -> None:
+    assert judge(session, "Definition helper := 0.", "intros; lia.").verdict is Verdict.OK
+    outcome = judge(session, "", "unfold helper. intros; lia.")
+    assert outcome.verdict is Verdict.FAIL
+
+
+def test_coq_parser_alone_refuses_a_command_in_tactic_position(session: CoqSession) -> None:
+    # Written as the checker writes sentences, a command cannot parse as a tactic
+    commands = ["Axiom c : False", "Universe u", 'Redirect "x" Print nat']
+    for command in commands:
+        proof = "\n".join(render(s) for s in split(command + ". intros; lia."))
+        assert judge(session, "", proof).verdict is not Verdict.OK, command
