@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from proofeval.commands import (
+    baseline,
     build,
     check,
     demo,
@@ -19,7 +20,19 @@ from proofeval.commands import (
 )
 from proofeval.errors import CheckerError, InputError
 
-COMMANDS = (run, generate, check, report, prompts, demo, build, problems, profile, obfuscate)
+COMMANDS = (
+    run,
+    generate,
+    check,
+    baseline,
+    report,
+    prompts,
+    demo,
+    build,
+    problems,
+    profile,
+    obfuscate,
+)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,0 +1,84 @@
+"""proofeval baseline: the automatic-prover row papers print beside models."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from proofeval import baselines
+from proofeval.baseline_run import CSV_NAME, BaselineOptions, closers, run_baseline, solve_table
+from proofeval.check_run import say
+from proofeval.commands.options import add_checker_options, checker_settings, positive
+
+
+def _methods_help() -> str:
+    """Each method with the provers that have it and their portfolio's size."""
+    rows = []
+    for method in baselines.METHODS:
+        provers = [
+            f"{prover}: {len(tactics)} tactics"
+            for (prover, m), tactics in sorted(baselines.TACTICS.items())
+            if m == method
+        ]
+        rows.append(f"{method} ({', '.join(provers)})")
+    return " or ".join(rows) + "; the tactics are listed in proofeval/baselines.py"
+
+
+def configure(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "baseline",
+        help="run standard automation (a tactic portfolio, or a hammer) as the answers",
+        description="Try each tactic of a portfolio on every problem, each as one attempt "
+        "with its own time budget (--tactic-timeout, instead of the benchmark's limits and "
+        "--timeout); a problem is solved when any tactic closes it. Prints the solve rate "
+        f"per category and writes RUN_DIR/{CSV_NAME} (the tactic that closed each problem) "
+        "beside results.csv; `proofeval report RUN_DIR` shows each tactic as one attempt. "
+        "Re-running on the same --out resumes.",
+    )
+    p.add_argument(
+        "problems",
+        type=Path,
+        help="a benchmark: a directory in the s2n-bignum-bench layout or a .jsonl file",
+    )
+    p.add_argument(
+        "--method",
+        required=True,
+        metavar="METHOD",
+        help=f"what to try: {_methods_help()}",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="RUN_DIR",
+        help=f"run directory: SQLite store, results.csv, {CSV_NAME}",
+    )
+    p.add_argument(
+        "--tactic-timeout",
+        type=positive(float),
+        default=10.0,
+        metavar="SECONDS",
+        help="wall-clock budget of each tactic on each problem (default %(default)s)",
+    )
+    add_checker_options(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.timeout_map is not None or args.timeouts is not None:
+        say("warning: --timeout-map and --timeouts are not used: each tactic has --tactic-timeout")
+    opts = BaselineOptions(
+        problems=args.problems,
+        out=args.out,
+        method=args.method,
+        tactic_timeout=args.tactic_timeout,
+        settings=checker_settings(args),
+    )
+    solves = run_baseline(opts)
+    print(solve_table(solves))
+    unchecked = sum(not s.checked for s in solves)
+    if unchecked:
+        say(f"{unchecked} problems have unchecked tactics: re-run to finish them")
+    say(f"closed by: {closers(solves)}")
+    say(f"results: {opts.out / CSV_NAME}, {opts.out / 'results.csv'}")
+    return 0
