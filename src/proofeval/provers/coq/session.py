@@ -27,6 +27,7 @@ from proofeval.provers.sandbox import bwrap_prefix
 
 START_LIMIT = 120.0  # seconds for coqtop to start
 PROBE_LIMIT = 60.0  # seconds for the parent's own queries
+OUTPUT_LIMIT = 32 << 20  # bytes an exchange may print
 QUALID = re.compile(r"[A-Za-z_][\w']*(?:\.[A-Za-z_][\w']*)*")
 OCAML_LIBRARIES = "/usr/lib/ocaml:/usr/lib/ocaml/METAS"  # Debian's; /etc is not shown
 FETCHING = "Fetching opaque proofs from disk for "  # Coq's note, not an assumption
@@ -166,25 +167,29 @@ class CoqSession:
         return out[: out.index(out_end)], err[: err.rfind("\n", 0, err.index(err_end))]
 
     def _read_until(self, out_end: str, err_end: str, deadline: float) -> tuple[str, str]:
-        assert self._proc.stdout is not None
-        chunks: dict[int, bytearray] = {self._proc.stdout.fileno(): bytearray()}
-        chunks[self._proc.stderr.fileno()] = bytearray()  # type: ignore[union-attr]
-        out_fd = self._proc.stdout.fileno()
-        while True:
-            out = chunks[out_fd].decode(errors="replace")
-            err = [v for k, v in chunks.items() if k != out_fd][0].decode(errors="replace")
-            # stderr: Coq echoes the marker's command, then names it in its error
-            if out_end in out and err.count(err_end) >= 2:
-                return out, err
+        """Read both channels until stdout shows `out_end` and stderr shows `err_end`
+        twice (Coq echoes the marker's command, then names it in its error)."""
+        assert self._proc.stdout is not None and self._proc.stderr is not None
+        out_fd, err_fd = self._proc.stdout.fileno(), self._proc.stderr.fileno()
+        data = {out_fd: bytearray(), err_fd: bytearray()}
+        seen = {out_fd: 0, err_fd: 0}
+        wanted = {out_fd: (out_end.encode(), 1), err_fd: (err_end.encode(), 2)}
+        while any(seen[fd] < wanted[fd][1] for fd in data):
             left = deadline - time.monotonic()
             if left <= 0:
                 self.close()
                 raise Timeout()
             for key, _ in self._sel.select(min(left, 1.0)):
-                data = os.read(key.fd, 1 << 16)
-                if not data:
-                    self._died(f"coqtop stopped: {tail(err)}")
-                chunks[key.fd] += data
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    self._died(f"coqtop stopped: {tail(data[err_fd].decode(errors='replace'))}")
+                marker = wanted[key.fd][0]
+                before = max(0, len(data[key.fd]) - len(marker) + 1)
+                data[key.fd] += chunk
+                seen[key.fd] += data[key.fd].count(marker, before)
+                if len(data[out_fd]) + len(data[err_fd]) > OUTPUT_LIMIT:
+                    self._died(f"coqtop printed more than {OUTPUT_LIMIT >> 20} MB")
+        return data[out_fd].decode(errors="replace"), data[err_fd].decode(errors="replace")
 
     def _died(self, why: str) -> None:
         self.close()
