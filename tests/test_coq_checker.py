@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -229,3 +230,21 @@ def test_coq_parser_alone_refuses_a_command_in_tactic_position(session: CoqSessi
     for command in commands:
         proof = "\n".join(render(s) for s in split(command + ". intros; lia."))
         assert judge(session, "", proof).verdict is not Verdict.OK, command
+
+
+def test_jobs_are_checked_as_they_come() -> None:
+    """The second job is produced only once the first has its verdict."""
+    first_done = threading.Event()
+    got: list[Verdict] = []
+
+    def results(_attempt: Attempt, outcome: Outcome) -> None:
+        got.append(outcome.verdict)
+        first_done.set()
+
+    def jobs() -> Iterator[Job]:
+        yield Job(Attempt("p", 0, "intros; lia.", "intros; lia."), problem(), 30)
+        assert first_done.wait(60)
+        yield Job(Attempt("p", 1, "intros.", "intros."), problem(), 30)
+
+    CoqChecker(CoqSettings(workers=2), results).run(jobs())
+    assert got == [Verdict.OK, Verdict.FAIL]

@@ -42,21 +42,39 @@ class Job:
 
 
 class Queue:
-    """The jobs of each header, and which headers workers are on."""
+    """The jobs of each header as they arrive, and how many workers are on each."""
 
-    def __init__(self, jobs: Iterable[Job]) -> None:
-        self.lock = threading.Lock()
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
         self.pending: dict[str, deque[Job]] = {}
         self.active: dict[str, int] = {}
-        for job in jobs:
+        self.finished = False
+
+    def add(self, job: Job) -> None:
+        with self.cond:
             self.pending.setdefault(job.problem.header, deque()).append(job)
             self.active.setdefault(job.problem.header, 0)
+            self.cond.notify()
+
+    def finish(self, drop: bool = False) -> None:
+        """No more jobs will come; with `drop`, forget those not started."""
+        with self.cond:
+            self.finished = True
+            if drop:
+                self.pending.clear()
+            self.cond.notify_all()
 
     def next(self, current: str | None) -> Job | None:
-        with self.lock:
-            if current is not None and self.pending.get(current):
-                return self.pending[current].popleft()
-            waiting = [h for h, jobs in self.pending.items() if jobs]
+        """The next job for a worker on `current`: the same header while it has jobs,
+        else the header with the fewest workers; None when all are done."""
+        with self.cond:
+            while True:
+                if current is not None and self.pending.get(current):
+                    return self.pending[current].popleft()
+                waiting = [h for h, jobs in self.pending.items() if jobs]
+                if waiting or self.finished:
+                    break
+                self.cond.wait()
             if current is not None:
                 self.active[current] -= 1
             if not waiting:
@@ -146,8 +164,9 @@ class CoqChecker:
         self._statements: dict[tuple[str, str], str] = {}
 
     def run(self, jobs: Iterable[Job]) -> None:
-        """Check every job; on_result is called once per attempt, from worker threads."""
-        queue = Queue(jobs)
+        """Check every job; on_result is called once per attempt, from worker threads.
+        Jobs are taken as they come, so they may be produced while checking goes on."""
+        queue = Queue()
         self.workdir = Path(tempfile.mkdtemp(prefix="proofeval-coq-"))
         errors: list[BaseException] = []
         threads = [
@@ -157,6 +176,13 @@ class CoqChecker:
         try:
             for thread in threads:
                 thread.start()
+            try:
+                for job in jobs:
+                    if errors:
+                        break
+                    queue.add(job)
+            finally:
+                queue.finish(drop=bool(errors))
             for thread in threads:
                 thread.join()
         finally:
@@ -175,9 +201,7 @@ class CoqChecker:
                 self.on_result(job.attempt, outcome)  # a store failure stops the run
         except BaseException as exc:  # surfaced by run()
             errors.append(exc)
-            with queue.lock:
-                for pending in queue.pending.values():
-                    pending.clear()
+            queue.finish(drop=True)
         finally:
             worker.close()
 
