@@ -28,6 +28,7 @@ from proofeval.provers.sandbox import bwrap_prefix
 START_LIMIT = 120.0  # seconds for coqtop to start
 PROBE_LIMIT = 60.0  # seconds for the parent's own queries
 OUTPUT_LIMIT = 32 << 20  # bytes an exchange may print
+PATH = "/usr/libexec/coq-hammer:/usr/bin:/bin"  # CoqHammer runs its ATPs through htimeout
 QUALID = re.compile(r"[A-Za-z_][\w']*(?:\.[A-Za-z_][\w']*)*")
 OCAML_LIBRARIES = "/usr/lib/ocaml:/usr/lib/ocaml/METAS"  # Debian's; /etc is not shown
 FETCHING = "Fetching opaque proofs from disk for "  # Coq's note, not an assumption
@@ -88,7 +89,7 @@ class CoqSession:
             cmd = bwrap_prefix(read_only=[self.workdir]) + cmd
         findlib = self.workdir / "ocamlfind.conf"  # Coq finds its plugins with findlib
         findlib.write_text(f'destdir="{self.workdir}"\npath="{OCAML_LIBRARIES}"\n')
-        env = {"PATH": "/usr/bin:/bin", "HOME": "/var/tmp", "LANG": "C.UTF-8"}
+        env = {"PATH": PATH, "HOME": "/var/tmp", "LANG": "C.UTF-8"}
         env["OCAMLFIND_CONF"] = str(findlib)
         return subprocess.Popen(
             cmd,
