@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from proofeval import baselines
-from proofeval.check_run import _check, say
+from proofeval.check_run import check_jobs, say
 from proofeval.errors import InputError
 from proofeval.files import write_csv_atomically
 from proofeval.model import Attempt, Problem, Verdict
@@ -60,7 +60,7 @@ def run_baseline(opts: BaselineOptions, warm: dict[str, object] | None = None) -
         if len(pending) < len(attempts):
             say(f"{len(attempts) - len(pending)} of {len(attempts)} attempts already checked")
         jobs = [Job(a, problems[a.problem_id], opts.tactic_timeout) for a in pending]
-        _check(jobs, store, opts.settings, warm)
+        check_jobs(jobs, store, opts.settings, warm)
         rows = store.results()
     finally:
         store.close()

@@ -84,7 +84,7 @@ def run_check(opts: CheckOptions, warm: dict[str, object] | None = None) -> list
         jobs = _jobs(opts, problems, store.pending(attempts))
         if len(jobs) < len(attempts):
             say(f"{len(attempts) - len(jobs)} of {len(attempts)} attempts already checked")
-        _check(jobs, store, opts.settings, warm)
+        check_jobs(jobs, store, opts.settings, warm)
         rows = store.results()
     finally:
         store.close()
@@ -94,9 +94,10 @@ def run_check(opts: CheckOptions, warm: dict[str, object] | None = None) -> list
     return rows
 
 
-def _check(
+def check_jobs(
     jobs: list[Job], store: RunStore, settings: CheckSettings, warm: dict[str, object] | None
 ) -> None:
+    """Check `jobs` with their problems' provers into `store`, with a progress bar."""
     if not jobs:
         return
     with tqdm(total=len(jobs), unit="attempt", desc="checking", file=sys.stderr) as bar:
