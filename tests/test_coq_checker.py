@@ -102,6 +102,15 @@ def test_every_attack_class_is_cheating() -> None:
         assert outcome.verdict is Verdict.CHEATING, (name, outcome)
 
 
+def test_an_auxiliary_lemma_cannot_redefine_what_the_statement_says() -> None:
+    # `fact 3 = 6`: were the lemma's `fact` the statement's, reflexivity would prove it
+    false = problem(statement="Theorem thm : forall n : nat, fact n = 1.")
+    attack = "Lemma fact : nat -> nat. Proof. exact (fun _ => 1). Defined. reflexivity."
+    assert check(attack, false).verdict is Verdict.FAIL
+    used = "Lemma fact : nat -> nat. Proof. exact (fun _ => 1). Defined. intros; lia."
+    assert check(used).verdict is Verdict.OK  # the lemma is still usable inside the proof
+
+
 def test_comment_tricks_hide_nothing() -> None:
     answers = [
         "intros. (* . Axiom c : False. *) lia.",

@@ -77,8 +77,12 @@ def test_rendering_parenthesizes_tactics_and_closes_with_qed() -> None:
 
 def test_auxiliary_lemmas_are_rendered_with_the_same_rules() -> None:
     script = prepare("Lemma aux (n : nat) : n = n. Proof. reflexivity. Qed. apply aux.", "thm")
-    assert script.lemmas == "Lemma aux (n : nat) : (n = n).\nProof.\n (reflexivity).\nQed.\n"
-    assert script.proof == "Proof.\n (apply aux).\nQed.\n"
+    assert script.lemmas == (
+        "Module Proofeval_aux.\n"
+        "Lemma aux (n : nat) : (n = n).\nProof.\n (reflexivity).\nQed.\n"
+        "End Proofeval_aux.\n"
+    )
+    assert script.proof == "Proof.\nImport Proofeval_aux.\n (apply aux).\nQed.\n"
 
 
 def refusal(answer: str) -> Refusal:

@@ -9,7 +9,8 @@ was not proved is CHEATING, other text is ERROR (not proof sentences).
 Each tactic sentence is written back as `(tactic).` (after any goal selector), so Coq's
 own parser accepts it only as one Ltac expression: a command hidden in a sentence, or a
 sentence boundary that Coq reads differently from sentences.py, fails to parse rather
-than run. A lemma's statement is parenthesized the same way.
+than run. A lemma's statement is parenthesized the same way, and lemmas are kept in a module that
+only the main proof imports, so that the benchmark's statement means what it says.
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ SELECTOR = re.compile(
 STATEMENT = re.compile(r"\s*(" + "|".join(sorted(DECLARATIONS)) + r")\s+([A-Za-z_][\w']*)")
 
 
+# Auxiliary lemmas live in this module, imported only inside the main proof: a lemma named
+# like a constant the statement uses (`Lemma fact : nat -> nat`) would otherwise change
+# what the benchmark's statement means.
+AUX = "Proofeval_aux"
+
+
 class Refusal(Exception):
     """The answer is refused before Coq sees it: `cheating` or not proof sentences."""
 
@@ -97,7 +104,10 @@ def prepare(answer: str, theorem: str) -> Script:
     proof, closer, i = _proof(sentences, i)
     if i < len(sentences):
         raise Refusal(f"text after the proof is closed: {_show(sentences[i])}", cheating=True)
-    return Script("".join(lemmas), f"Proof.\n{proof}{closer or 'Qed'}.\n")
+    if not lemmas:
+        return Script("", f"Proof.\n{proof}{closer or 'Qed'}.\n")
+    wrapped = f"Module {AUX}.\n{''.join(lemmas)}End {AUX}.\n"
+    return Script(wrapped, f"Proof.\nImport {AUX}.\n{proof}{closer or 'Qed'}.\n")
 
 
 def _screen(sentence: Sentence) -> None:
