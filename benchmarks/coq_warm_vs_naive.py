@@ -15,6 +15,7 @@ samples would be).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import subprocess
@@ -92,13 +93,28 @@ def naive(problem: Problem, answer: str, where: Path) -> tuple[float, float, flo
     return wall, sum(times), 0.0
 
 
+def machine_cpu() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine, every process included."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
 def warm(jobs: list[Job], workers: int) -> tuple[float, dict[tuple[str, int], Outcome]]:
+    """Wall seconds of checking every job with `workers`, and the outcomes; prints how
+    busy the whole machine was meanwhile (other users' jobs included)."""
     got: dict[tuple[str, int], Outcome] = {}
+    busy, total = machine_cpu()
     start = time.monotonic()
     CoqChecker(
         CoqSettings(workers=workers), lambda a, o: got.__setitem__((a.problem_id, a.index), o)
     ).run(jobs)
-    return time.monotonic() - start, got
+    wall = time.monotonic() - start
+    busy_after, total_after = machine_cpu()
+    cores = os.cpu_count() or 1
+    used = cores * (busy_after - busy) / max(1, total_after - total)
+    print(f"{workers} worker(s): {wall:.1f} s; the machine was {used:.2f} of {cores} cores busy")
+    return wall, got
 
 
 def main() -> None:
