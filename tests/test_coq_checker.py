@@ -257,3 +257,15 @@ def test_jobs_are_checked_as_they_come() -> None:
 
     CoqChecker(CoqSettings(workers=2), results).run(jobs())
     assert got == [Verdict.OK, Verdict.FAIL]
+
+
+def test_the_shared_interface_drives_it() -> None:
+    """provers/interface.py's Job and CheckSettings work as they are, with `problems`."""
+    from proofeval.provers import interface
+
+    prob = problem()
+    jobs = [interface.Job(Attempt("p", 0, "intros; lia.", "intros; lia."), prob, 30)]
+    got: list[Verdict] = []
+    settings = interface.CheckSettings(workers=1)
+    CoqChecker(settings, lambda _a, o: got.append(o.verdict)).run(jobs, [prob])  # type: ignore[arg-type]
+    assert got == [Verdict.OK]

@@ -19,7 +19,8 @@ from proofeval.errors import CheckerError
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq import coqchk, verdict
 from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
-from proofeval.provers.coq.session import CoqSession, Limits, Report, Timeout
+from proofeval.provers.coq.session import CoqSession, Limits, Report, Timeout, coqtop_binary
+from proofeval.provers.sandbox import check_bwrap_works
 
 ResultCallback = Callable[[Attempt, Outcome], None]
 EventCallback = Callable[[str], None]
@@ -163,9 +164,14 @@ class CoqChecker:
         self._header_errors: dict[str, str] = {}
         self._statements: dict[tuple[str, str], str] = {}
 
-    def run(self, jobs: Iterable[Job]) -> None:
+    def run(self, jobs: Iterable[Job], problems: Iterable[Problem] = ()) -> None:
         """Check every job; on_result is called once per attempt, from worker threads.
-        Jobs are taken as they come, so they may be produced while checking goes on."""
+        Jobs are taken as they come, so they may be produced while checking goes on
+        (`problems`, which the shared interface passes, is not needed). Raises only when
+        no attempt can be checked: Coq or the sandbox is missing."""
+        coqtop_binary()
+        if self.settings.sandbox:
+            check_bwrap_works()
         queue = Queue()
         self.workdir = Path(tempfile.mkdtemp(prefix="proofeval-coq-"))
         errors: list[BaseException] = []
