@@ -159,6 +159,10 @@ def test_unusable_statement_and_header_are_errors_at_precheck() -> None:
     assert "header does not load" in bad_header.message
 
 
+def test_a_statement_without_its_final_period_is_read_as_one_sentence() -> None:
+    assert check("intros; lia.", problem(statement=STATEMENT.rstrip("."))).verdict is Verdict.OK
+
+
 def test_header_axioms_are_allowed_new_ones_are_not() -> None:
     header = HEADER + "Axiom header_ax : forall n : nat, n + 0 = n.\n"
     outcomes = check_all(["exact header_ax.", "intros; lia."], problem(header=header))

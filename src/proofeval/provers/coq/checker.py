@@ -110,7 +110,7 @@ class Worker:
             script = prepare(job.attempt.proof, name)
         except Refusal as refusal:
             return verdict.refused(refusal)
-        text = f"{script.lemmas}{problem.statement}\n{script.proof}"
+        text = f"{script.lemmas}{sentence(problem.statement)}\n{script.proof}"
         report = self.run(text, name, job.timeout)
         coqchk_error = None
         if self.checker.settings.coqchk and verdict.decide(report).verdict is Verdict.OK:
@@ -249,7 +249,7 @@ class CoqChecker:
             session = worker.ready()
         except CheckerError as exc:
             return str(exc)
-        error = session.load_file(self._file("s", problem.statement + "\nAbort.\n"))
+        error = session.load_file(self._file("s", sentence(problem.statement) + "\nAbort.\n"))
         why = f"the statement is unusable: {error}" if error else ""
         with self._lock:
             self._statements[key] = why
@@ -262,6 +262,12 @@ class CoqChecker:
             if not path.exists():
                 path.write_text(text)
         return path
+
+
+def sentence(statement: str) -> str:
+    """The statement as one sentence: JSONL statements may leave out the final period."""
+    statement = statement.rstrip()
+    return statement if statement.endswith(".") else statement + "."
 
 
 def _precheck_error(message: str) -> Outcome:
