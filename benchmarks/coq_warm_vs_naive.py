@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 
 from proofeval.model import Attempt, Outcome, Problem
-from proofeval.provers.coq import CoqChecker, CoqSettings, Job
+from proofeval.provers.coq import CoqChecker
 from proofeval.provers.coq.session import OCAML_LIBRARIES
+from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.sandbox import bwrap_prefix
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "minif2f-rocq"
@@ -107,7 +108,7 @@ def warm(jobs: list[Job], workers: int) -> tuple[float, dict[tuple[str, int], Ou
     busy, total = machine_cpu()
     start = time.monotonic()
     CoqChecker(
-        CoqSettings(workers=workers), lambda a, o: got.__setitem__((a.problem_id, a.index), o)
+        CheckSettings(workers=workers), lambda a, o: got.__setitem__((a.problem_id, a.index), o)
     ).run(jobs)
     wall = time.monotonic() - start
     busy_after, total_after = machine_cpu()

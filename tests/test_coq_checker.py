@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
-from proofeval.provers.coq import CoqChecker, CoqSettings, Job
+from proofeval.provers.coq import CoqChecker
 from proofeval.provers.coq import verdict as coq_verdict
 from proofeval.provers.coq.policy import render
 from proofeval.provers.coq.sentences import split
 from proofeval.provers.coq.session import CoqSession, Limits
+from proofeval.provers.interface import CheckSettings, Job
 
 if shutil.which("coqtop") is None:
     pytest.skip("Coq is not installed (make install)", allow_module_level=True)
@@ -37,7 +38,7 @@ def check_all(
     prob = prob or problem()
     got: dict[int, Outcome] = {}
     jobs = [Job(Attempt(prob.id, i, a, a), prob, timeout) for i, a in enumerate(answers)]
-    CoqChecker(CoqSettings(**settings), lambda a, o: got.__setitem__(a.index, o)).run(jobs)
+    CoqChecker(CheckSettings(**settings), lambda a, o: got.__setitem__(a.index, o)).run(jobs)
     return [got[i] for i in range(len(answers))]
 
 
@@ -177,7 +178,9 @@ def test_many_problems_and_headers_in_parallel() -> None:
         for p, a in [(problem(), "intros; lia."), (other, "intros; lia.")]
     ]
     got: list[tuple[str, Verdict]] = []
-    CoqChecker(CoqSettings(workers=2), lambda a, o: got.append((a.problem_id, o.verdict))).run(jobs)
+    CoqChecker(CheckSettings(workers=2), lambda a, o: got.append((a.problem_id, o.verdict))).run(
+        jobs
+    )
     assert sorted(got) == sorted([("p", Verdict.OK)] * 4 + [("q", Verdict.OK)] * 4)
 
 
@@ -259,7 +262,7 @@ def test_jobs_are_checked_as_they_come() -> None:
         assert first_done.wait(60)
         yield Job(Attempt("p", 1, "intros.", "intros."), problem(), 30)
 
-    CoqChecker(CoqSettings(workers=2), results).run(jobs())
+    CoqChecker(CheckSettings(workers=2), results).run(jobs())
     assert got == [Verdict.OK, Verdict.FAIL]
 
 

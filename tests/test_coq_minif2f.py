@@ -9,7 +9,8 @@ from collections import Counter
 import pytest
 
 from proofeval.model import Attempt, Outcome, Stage, Verdict
-from proofeval.provers.coq import CoqChecker, CoqSettings, Job
+from proofeval.provers.coq import CoqChecker
+from proofeval.provers.interface import CheckSettings, Job
 from proofeval.suites import minif2f_rocq
 from tests.conftest import shared_data
 
@@ -49,7 +50,7 @@ def test_every_statement_type_checks() -> None:
     problems = minif2f_rocq.load(shared_data("minif2f-rocq"), "minif2f-rocq")
     got: dict[str, Outcome] = {}
     jobs = [Job(Attempt(p.id, 0, "Admitted.", "Admitted."), p, 60) for p in problems]
-    CoqChecker(CoqSettings(workers=2), lambda a, o: got.__setitem__(a.problem_id, o)).run(jobs)
+    CoqChecker(CheckSettings(workers=2), lambda a, o: got.__setitem__(a.problem_id, o)).run(jobs)
     unusable = {pid for pid, o in got.items() if o.verdict is not Verdict.CHEATING}
     assert unusable == STDLIB_PREFIX | COMPLEX_POWER
     assert all(got[p].stage is Stage.PRECHECK for p in unusable)

@@ -13,9 +13,12 @@ from proofeval.provers.interface import CheckSettings
 from proofeval.report.table import category_table, format_table
 
 
-def test_the_demo_exercises_every_verdict(hol_base: WarmProcess, tmp_path: Path) -> None:
+def test_the_demo_exercises_every_verdict_of_both_provers(
+    hol_base: WarmProcess, tmp_path: Path
+) -> None:
+    """HOL Light and Coq problems in one file, checked in one run into one table."""
     problems = [json.loads(line) for line in demo_file("problems.jsonl").read_text().splitlines()]
-    assert len(problems) >= 40
+    assert len(problems) >= 40 and {p["prover"] for p in problems} == {"hol-light", "coq"}
     opts = CheckOptions(
         problems=demo_file("problems.jsonl"),
         answers=demo_file("answers.jsonl"),
@@ -25,8 +28,11 @@ def test_the_demo_exercises_every_verdict(hol_base: WarmProcess, tmp_path: Path)
     rows = run_check(opts, warm={"hol-light": hol_base})
     assert all(r.verdict is not None for r in rows)
     counts = Counter(r.verdict.value for r in rows if r.verdict is not None)
-    assert counts == {"OK": 50, "FAIL": 5, "CHEATING": 3, "TIMEOUT": 1, "ERROR": 4}
-    assert "Total" in format_table(category_table(rows))
+    assert counts == {"OK": 61, "FAIL": 8, "CHEATING": 6, "TIMEOUT": 2, "ERROR": 5}
+    by_prover = Counter((r.problem_id.startswith("coq-"), r.verdict.value) for r in rows)
+    assert {v for (coq, v) in by_prover if coq} == {"OK", "FAIL", "CHEATING", "TIMEOUT", "ERROR"}
+    table = format_table(category_table(rows))
+    assert "Total" in table and "coq-logic" in table and "arithmetic" in table
 
 
 def test_every_demo_reference_proves_its_statement(hol_base: WarmProcess, tmp_path: Path) -> None:

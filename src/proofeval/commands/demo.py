@@ -18,8 +18,9 @@ def configure(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "demo",
         help="check the embedded demo benchmark and print the table",
-        description="Check the sample answers of the embedded HOL Light benchmark "
-        "(arithmetic, sets, lists, logic, bit vectors, a context with admitted lemmas).",
+        description="Check the sample answers of the embedded benchmark: HOL Light problems "
+        "(arithmetic, sets, lists, logic, bit vectors, a context with admitted lemmas) and "
+        "Coq problems (arithmetic, lists, logic), in one run and one table.",
     )
     p.add_argument(
         "--out",

@@ -29,7 +29,15 @@ def _hol_light(
     return HolLightChecker(settings, on_result, on_event, base=warm)  # type: ignore[arg-type]
 
 
-FACTORIES: dict[str, CheckerFactory] = {"hol-light": _hol_light}
+def _coq(
+    settings: CheckSettings, on_result: ResultCallback, on_event: EventCallback, warm: object
+) -> Checker:
+    from proofeval.provers.coq import CoqChecker
+
+    return CoqChecker(settings, on_result, on_event)
+
+
+FACTORIES: dict[str, CheckerFactory] = {"hol-light": _hol_light, "coq": _coq}
 
 
 def supported() -> frozenset[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from proofeval.errors import InputError
 from proofeval.model import Attempt, Problem
-from proofeval.suites import native_jsonl, s2n_layout, s2n_official
+from proofeval.suites import minif2f_rocq, native_jsonl, s2n_layout, s2n_official
 
 
 @dataclass
@@ -20,9 +20,12 @@ class Benchmark:
 
 def load_benchmark(path: Path) -> Benchmark:
     """A directory in the s2n-bignum-bench layout (an official build with problems.json,
-    or <id>/ subdirectories), or a .jsonl file of problems."""
+    or <id>/ subdirectories), miniF2F-rocq (a split's directory of .v files, or the
+    directory of splits), or a .jsonl file of problems."""
     if path.is_dir():
         name = path.resolve().name
+        if minif2f_rocq.is_minif2f_rocq(path):
+            return Benchmark(name, minif2f_rocq.load(path, name), [], path)
         reader = s2n_official if s2n_official.is_official(path) else s2n_layout
         problems, answers = reader.load(path, name)
         return Benchmark(name, problems, answers, path)

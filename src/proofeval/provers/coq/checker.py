@@ -11,35 +11,18 @@ import shutil
 import tempfile
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 
 from proofeval.errors import CheckerError
-from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
+from proofeval.model import Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq import coqchk, verdict
 from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
 from proofeval.provers.coq.session import CoqSession, Limits, Report, Timeout, coqtop_binary
+from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
 from proofeval.provers.sandbox import check_bwrap_works
 
-ResultCallback = Callable[[Attempt, Outcome], None]
-EventCallback = Callable[[str], None]
 HEADER_LIMIT = 600.0  # seconds to load one header
-
-
-@dataclass(frozen=True)
-class CoqSettings:
-    workers: int = 2
-    memory_mb: int = 4096
-    sandbox: bool = True
-    coqchk: bool = False
-
-
-@dataclass(frozen=True)
-class Job:
-    attempt: Attempt
-    problem: Problem
-    timeout: float
 
 
 class Queue:
@@ -151,7 +134,7 @@ class CoqChecker:
 
     def __init__(
         self,
-        settings: CoqSettings,
+        settings: CheckSettings,
         on_result: ResultCallback,
         on_event: EventCallback = lambda _msg: None,
     ) -> None:
