@@ -49,7 +49,8 @@ class Solve:
 
 def run_baseline(opts: BaselineOptions, warm: dict[str, object] | None = None) -> list[Solve]:
     """Check what the run directory lacks, write results.csv and baseline.csv; the solves."""
-    problems = {p.id: p for p in load_benchmark(opts.problems).problems}
+    loaded = load_benchmark(opts.problems).problems
+    problems = {p.id: baselines.with_tools(p, opts.method) for p in loaded}
     attempts = _portfolio_attempts(problems.values(), opts.method)
     store = RunStore(opts.out)
     try:

@@ -7,7 +7,7 @@ not code. A method a prover lacks is named in UNAVAILABLE with the reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from proofeval.errors import InputError
 from proofeval.model import Attempt, Problem
@@ -32,6 +32,15 @@ TACTICS: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("coq", "portfolio"): (*_COQ, "sauto"),
     ("coq", "hammer"): ("hammer", "sauto"),
+}
+
+# What a method needs loaded before each problem's header: the method's tools, which an
+# answer may not load itself (CoqHammer's hammer and sauto live in the Hammer library;
+# lia, nia, lra and nra in Lia, Lra and Psatz).
+_HAMMER = "From Hammer Require Import Hammer."
+TOOLS: dict[tuple[str, str], str] = {
+    ("coq", "portfolio"): f"From Coq Require Import Lia Lra Psatz.\n{_HAMMER}",
+    ("coq", "hammer"): _HAMMER,
 }
 
 # How an answer of each prover states one tactic ("{}" is the tactic).
@@ -72,3 +81,9 @@ def attempts(problem: Problem, method: str) -> list[Attempt]:
         Attempt(problem.id, index, tactic.answer, tactic.answer)
         for index, tactic in enumerate(portfolio(problem.prover, method))
     ]
+
+
+def with_tools(problem: Problem, method: str) -> Problem:
+    """`problem` with the tools `method` needs loaded before its header."""
+    tools = TOOLS.get((problem.prover, method))
+    return problem if tools is None else replace(problem, header=f"{tools}\n{problem.header}")

@@ -72,9 +72,14 @@ def add_checker_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--no-sandbox",
         action="store_true",
-        help="run HOL Light without bubblewrap (only where user namespaces are unavailable)",
+        help="run the provers without bubblewrap (only where user namespaces are unavailable)",
     )
     add_hol_light_option(g)
+    g.add_argument(
+        "--coqchk",
+        action="store_true",
+        help="Coq: also re-check each OK attempt, compiled, with coqchk (the kernel twice)",
+    )
 
 
 def checker_settings(args: argparse.Namespace) -> CheckSettings:
@@ -83,4 +88,5 @@ def checker_settings(args: argparse.Namespace) -> CheckSettings:
         memory_mb=args.memory_limit,
         sandbox=not args.no_sandbox,
         hol_dir=args.hol_light,
+        coqchk=args.coqchk,
     )
