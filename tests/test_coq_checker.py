@@ -160,6 +160,13 @@ def test_unusable_statement_and_header_are_errors_at_precheck() -> None:
     assert "header does not load" in bad_header.message
 
 
+def test_a_header_for_rocq_9_says_so_in_one_line() -> None:
+    """NTP4VC's and some miniF2F-rocq headers name Rocq 9's libraries (From Stdlib)."""
+    out = check("lia.", problem(header="From Stdlib Require Import Arith.\n"))
+    assert (out.verdict, out.stage) == (Verdict.ERROR, Stage.PRECHECK)
+    assert "written for Rocq 9" in out.message and "installed Coq is 8." in out.message
+
+
 def test_a_statement_without_its_final_period_is_read_as_one_sentence() -> None:
     assert check("intros; lia.", problem(statement=STATEMENT.rstrip("."))).verdict is Verdict.OK
 

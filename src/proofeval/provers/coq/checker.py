@@ -18,7 +18,14 @@ from proofeval.errors import CheckerError
 from proofeval.model import Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq import coqchk, verdict
 from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
-from proofeval.provers.coq.session import CoqSession, Limits, Report, Timeout, coqtop_binary
+from proofeval.provers.coq.session import (
+    CoqSession,
+    Limits,
+    Report,
+    Timeout,
+    coqtop_binary,
+    newer_rocq_hint,
+)
 from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
 from proofeval.provers.sandbox import check_bwrap_works
 
@@ -218,7 +225,8 @@ class CoqChecker:
         if error:
             session.close()
             with self._lock:
-                self._header_errors[header] = f"the header does not load: {error}"
+                hint = newer_rocq_hint(header)
+                self._header_errors[header] = f"the header does not load: {error}{hint}"
             raise CheckerError(self._header_errors[header])
         return session
 

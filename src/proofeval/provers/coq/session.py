@@ -11,6 +11,7 @@ stderr (errors and prompts), which coqtop keeps apart.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import secrets
@@ -62,6 +63,26 @@ def coqtop_binary() -> str:
     if binary is None:
         raise InputError("Coq (coqtop) is not installed: run `make install` (Debian: coq)")
     return binary
+
+
+@functools.cache
+def coq_version() -> str:
+    """The installed Coq's version, as `coqtop -print-version` gives it ("8.16.1")."""
+    done = subprocess.run([coqtop_binary(), "-print-version"], capture_output=True, text=True)
+    return (done.stdout.split() or ["unknown"])[0]
+
+
+ROCQ9 = re.compile(r"\bFrom\s+(Stdlib|Corelib)\b|\bRequire\s+(Import\s+|Export\s+)?Rocq\b")
+
+
+def newer_rocq_hint(header: str) -> str:
+    """Why a header that names Rocq 9's libraries cannot load here, or ""."""
+    if not ROCQ9.search(header) or not coq_version().startswith("8."):
+        return ""
+    return (
+        f" (this header is written for Rocq 9, which names its libraries Stdlib/Corelib; "
+        f"the installed Coq is {coq_version()})"
+    )
 
 
 class CoqSession:
