@@ -162,6 +162,22 @@ def test_a_restated_coq_theorem_leaves_only_its_proof():
     assert extract(output, "rocq") == "reflexivity."
 
 
+def test_auxiliary_lemmas_before_the_benchmark_theorem_are_kept_whole():
+    """The policy checks auxiliary lemmas under the same rules: extraction keeps them, and
+    takes the proof of the benchmark's theorem, not of the first declaration."""
+    output = (
+        "```coq\nLemma helper : forall n, n + 0 = n.\nProof. intros. lia. Qed.\n\n"
+        "Theorem goal : 2 + 0 = 2.\nProof.\n  apply helper.\nQed.\n```"
+    )
+    statement = "Theorem goal : 2 + 0 = 2."
+    assert extract(output, "coq", statement=statement) == (
+        "Lemma helper : forall n, n + 0 = n.\nProof. intros. lia. Qed.\napply helper."
+    )
+    assert extract(output, "coq") == "intros. lia."  # without the statement: the first one
+    renamed = output.replace("Theorem goal", "Theorem goal'")
+    assert extract(renamed, "coq", statement=statement) == "intros. lia."  # goal' is not goal
+
+
 def test_marker_block_and_header_rules_compose():
     output = (
         "Attempt:\n```lean4\ntheorem t : 1 = 1 := by\n  sorry\n```\n"

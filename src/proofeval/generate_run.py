@@ -38,7 +38,9 @@ class Extraction:
     marker: str | None = None
 
     def attempt(self, gen: Generation, problem: Problem) -> Attempt:
-        proof = extract(gen.output, prover=problem.prover, block=self.block, marker=self.marker)
+        proof = extract(
+            gen.output, problem.prover, self.block, self.marker, statement=problem.statement
+        )
         return Attempt(gen.problem_id, gen.sample, gen.output, proof)
 
 

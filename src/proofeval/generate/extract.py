@@ -77,14 +77,20 @@ def after_marker(output: str, marker: str | None) -> str:
 
 
 def extract(
-    output: str, prover: str = "hol-light", block: Block = "last", marker: str | None = None
+    output: str,
+    prover: str = "hol-light",
+    block: Block = "last",
+    marker: str | None = None,
+    statement: str = "",
 ) -> str:
-    """The proof to check in a model's raw output; see the module docstring."""
+    """The proof to check in a model's raw output; see the module docstring. `statement`:
+    the benchmark's, whose theorem's proof is the one kept (Coq)."""
     proof = fenced_block(after_marker(output, marker), block)
     if prover in LEAN:
         return lean_proof(proof)
     if prover in COQ:
-        return coq_proof(proof)
+        named = _COQ_NAME.match(statement)
+        return coq_proof(proof, named[1] if named else None)
     return proof
 
 
@@ -187,18 +193,34 @@ _COQ_DECL = re.compile(
     r"(?<![\w'.])(?:Theorem|Lemma|Example|Fact|Remark|Corollary|Proposition|Property)\s"
 )
 _COQ_PERIOD = re.compile(r"(?<!\.)\.(?=\s|$)")
+_COQ_NAME = re.compile(
+    r"\s*(?:Theorem|Lemma|Example|Fact|Remark|Corollary|Proposition|Property)\s+([\w']+)"
+)
 _COQ_PROOF = re.compile(r"\s*Proof\b[^.]*\.(?=\s|$)")
 _COQ_END = re.compile(r"(?<![\w'.])(Qed|Defined|Admitted|Abort)\s*\.(?=\s|$)")
 
 
-def coq_proof(code: str) -> str:
-    """The proof script of the first Theorem/Lemma/... in `code`: the sentences between its
-    statement (and `Proof.`) and the closing `Qed.` or `Defined.`. A closing `Admitted.` or
-    `Abort.` is kept, for the checker to judge.
+def coq_proof(code: str, name: str | None = None) -> str:
+    """The proof script of the Theorem/Lemma/... named `name` in `code` (else the first):
+    the sentences between its statement (and `Proof.`) and the closing `Qed.` or
+    `Defined.`, after the auxiliary lemmas stated before it, which are kept whole. A
+    closing `Admitted.` or `Abort.` is kept, for the checker to judge.
     """
     masked = _mask(code, None, ("(*", "*)"))
+    decls = list(_COQ_DECL.finditer(masked))
+    decl = next((d for d in decls if _names(masked, d, name)), decls[0] if decls else None)
+    lemmas = code[decls[0].start() : decl.start()].strip() if decl is not None else ""
+    proof = _proof_after(code, masked, decl)
+    return f"{lemmas}\n{proof}" if lemmas else proof
+
+
+def _names(masked: str, decl: re.Match[str], name: str | None) -> bool:
+    pattern = rf"\s*{re.escape(name or '')}(?![\w'])"
+    return name is not None and re.match(pattern, masked[decl.end() :]) is not None
+
+
+def _proof_after(code: str, masked: str, decl: re.Match[str] | None) -> str:
     start = 0
-    decl = _COQ_DECL.search(masked)
     if decl is not None:
         period = _COQ_PERIOD.search(masked, decl.end())
         if period is None:
