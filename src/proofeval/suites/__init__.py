@@ -7,7 +7,7 @@ from pathlib import Path
 
 from proofeval.errors import InputError
 from proofeval.model import Attempt, Problem
-from proofeval.suites import minif2f_rocq, native_jsonl, s2n_layout, s2n_official
+from proofeval.suites import minif2f_rocq, native_jsonl, rocq_cases, s2n_layout, s2n_official
 
 
 @dataclass
@@ -21,7 +21,12 @@ class Benchmark:
 def load_benchmark(path: Path) -> Benchmark:
     """A directory in the s2n-bignum-bench layout (an official build with problems.json,
     or <id>/ subdirectories), miniF2F-rocq (a split's directory of .v files, or the
-    directory of splits), or a .jsonl file of problems."""
+    directory of splits), a Rocq tree with a case manifest (its root, or its cases.txt /
+    cases.json), or a .jsonl file of problems."""
+    manifest = rocq_cases.manifest_of(path)
+    if manifest is not None:
+        name = manifest.parent.resolve().name
+        return Benchmark(name, rocq_cases.load(manifest, name), [], path)
     if path.is_dir():
         name = path.resolve().name
         if minif2f_rocq.is_minif2f_rocq(path):

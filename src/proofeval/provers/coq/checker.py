@@ -21,6 +21,7 @@ from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
 from proofeval.provers.coq.session import (
     CoqSession,
     Limits,
+    Project,
     Report,
     Timeout,
     coqtop_binary,
@@ -30,6 +31,13 @@ from proofeval.provers.interface import CheckSettings, EventCallback, Job, Resul
 from proofeval.provers.sandbox import check_bwrap_works
 
 HEADER_LIMIT = 600.0  # seconds to load one header
+# What a warm coqtop is for: a problem's tree (`directory`, whose _CoqProject gives the load
+# paths; "" for none) and its header.
+Context = tuple[str, str]
+
+
+def context(problem: Problem) -> Context:
+    return (problem.directory, problem.header)
 
 
 class Queue:
@@ -37,14 +45,14 @@ class Queue:
 
     def __init__(self) -> None:
         self.cond = threading.Condition()
-        self.pending: dict[str, deque[Job]] = {}
-        self.active: dict[str, int] = {}
+        self.pending: dict[Context, deque[Job]] = {}
+        self.active: dict[Context, int] = {}
         self.finished = False
 
     def add(self, job: Job) -> None:
         with self.cond:
-            self.pending.setdefault(job.problem.header, deque()).append(job)
-            self.active.setdefault(job.problem.header, 0)
+            self.pending.setdefault(context(job.problem), deque()).append(job)
+            self.active.setdefault(context(job.problem), 0)
             self.cond.notify()
 
     def finish(self, drop: bool = False) -> None:
@@ -55,7 +63,7 @@ class Queue:
                 self.pending.clear()
             self.cond.notify_all()
 
-    def next(self, current: str | None) -> Job | None:
+    def next(self, current: Context | None) -> Job | None:
         """The next job for a worker on `current`: the same header while it has jobs,
         else the header with the fewest workers; None when all are done."""
         with self.cond:
@@ -80,7 +88,7 @@ class Worker:
 
     def __init__(self, checker: CoqChecker) -> None:
         self.checker = checker
-        self.header: str | None = None
+        self.header: Context | None = None
         self.session: CoqSession | None = None
 
     def close(self) -> None:
@@ -130,7 +138,7 @@ class Worker:
             self.session = self.checker.start(self.header)
         return self.session
 
-    def switch(self, header: str) -> None:
+    def switch(self, header: Context) -> None:
         if header != self.header:
             self.close()
             self.header = header
@@ -151,8 +159,9 @@ class CoqChecker:
         self.limits = Limits(settings.memory_mb, settings.sandbox)
         self.workdir = Path(".")
         self._lock = threading.Lock()
-        self._header_errors: dict[str, str] = {}
-        self._statements: dict[tuple[str, str], str] = {}
+        self._header_errors: dict[Context, str] = {}
+        self._statements: dict[tuple[Context, str], str] = {}
+        self._projects: dict[str, Project] = {}
 
     def run(self, jobs: Iterable[Job], problems: Iterable[Problem] = ()) -> None:
         """Check every job; on_result is called once per attempt, from worker threads.
@@ -188,10 +197,10 @@ class CoqChecker:
 
     def _work(self, queue: Queue, errors: list[BaseException]) -> None:
         worker = Worker(self)
-        current: str | None = None
+        current: Context | None = None
         try:
             while (job := queue.next(current)) is not None:
-                current = job.problem.header
+                current = context(job.problem)
                 worker.switch(current)
                 outcome = self._check(worker, job)
                 self.on_result(job.attempt, outcome)  # a store failure stops the run
@@ -210,14 +219,22 @@ class CoqChecker:
             why = str(exc) if isinstance(exc, CheckerError) else f"{type(exc).__name__}: {exc}"
             return Outcome(Verdict.ERROR, Stage.CHECK, 0.0, f"checker failure: {why}")
 
-    def start(self, header: str) -> CoqSession:
-        """A new session with `header` loaded; CheckerError if the header does not load."""
-        known = self._header_errors.get(header)
+    def start(self, key: Context) -> CoqSession:
+        """A new session with the header loaded, and the load paths of its tree's
+        _CoqProject (libraries compiled first); CheckerError if the header does not load."""
+        directory, header = key
+        known = self._header_errors.get(key)
         if known:
             raise CheckerError(known)
         self.on_event(f"starting coqtop for a header of {len(header.splitlines())} lines")
         path = self._file("h", header)
-        session = CoqSession(self.workdir, self.limits)
+        try:
+            flags = self._project(directory).prepare(path) if directory else []
+        except CheckerError as exc:
+            with self._lock:
+                self._header_errors[key] = f"the header's libraries: {exc}"
+            raise CheckerError(self._header_errors[key]) from None
+        session = CoqSession(self.workdir, self.limits, flags)
         try:
             error = session.load_file(path, HEADER_LIMIT)
         except (Timeout, CheckerError) as exc:
@@ -226,13 +243,19 @@ class CoqChecker:
             session.close()
             with self._lock:
                 hint = newer_rocq_hint(header)
-                self._header_errors[header] = f"the header does not load: {error}{hint}"
-            raise CheckerError(self._header_errors[header])
+                self._header_errors[key] = f"the header does not load: {error}{hint}"
+            raise CheckerError(self._header_errors[key])
         return session
+
+    def _project(self, directory: str) -> Project:
+        with self._lock:
+            if directory not in self._projects:
+                self._projects[directory] = Project(Path(directory), self.workdir, self.limits)
+            return self._projects[directory]
 
     def unusable(self, worker: Worker, problem: Problem) -> str:
         """Why `problem`'s statement cannot be checked ("" when it type-checks)."""
-        key = (problem.header, problem.statement)
+        key = (context(problem), problem.statement)
         with self._lock:
             if key in self._statements:
                 return self._statements[key]

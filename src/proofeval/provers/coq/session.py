@@ -12,14 +12,19 @@ stderr (errors and prompts), which coqtop keeps apart.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import secrets
 import selectors
+import shlex
 import shutil
 import signal
+import stat
 import subprocess
+import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,9 +94,10 @@ class CoqSession:
     """A coqtop process in `workdir` (which it sees read-only): start, load a header
     once, then check attempts. Any Timeout or CheckerError leaves it closed."""
 
-    def __init__(self, workdir: Path, limits: Limits) -> None:
+    def __init__(self, workdir: Path, limits: Limits, flags: Sequence[str] = ()) -> None:
         self.workdir = workdir
         self.limits = limits
+        self.flags = list(flags)  # -Q/-R load paths, all under workdir (see Project)
         self._allowed: set[str] = set()  # assumptions the header itself has
         self._proc = self._spawn()
         self._sel = selectors.DefaultSelector()
@@ -105,7 +111,7 @@ class CoqSession:
         prlimit = shutil.which("prlimit") or "/usr/bin/prlimit"
         memory = self.limits.memory_mb * 1024 * 1024
         cmd = [prlimit, f"--as={memory}", "--core=0", "--nproc=256", "--"]
-        cmd += [coqtop_binary(), "-q", "-color", "no"]
+        cmd += [coqtop_binary(), "-q", "-color", "no", *self.flags]
         if self.limits.sandbox:
             cmd = bwrap_prefix(read_only=[self.workdir]) + cmd
         findlib = self.workdir / "ocamlfind.conf"  # Coq finds its plugins with findlib
@@ -284,3 +290,133 @@ def parse_assumptions(printed: str) -> list[str]:
 
 def tail(text: str, size: int = 300) -> str:
     return " ".join(text.split())[-size:]
+
+
+# --- a Rocq project's libraries (_CoqProject) ---------------------------------------
+
+PROJECT_FILE = "_CoqProject"
+BUILD_LIMIT = 600.0  # seconds to compile one library file
+
+
+@dataclass(frozen=True)
+class LoadPath:
+    flag: str  # -Q or -R
+    directory: str  # relative to the tree's root, as _CoqProject writes it
+    logical: str
+
+
+def project_load_paths(root: Path) -> list[LoadPath]:
+    """The `-Q DIR NAME` / `-R DIR NAME` lines of `root/_CoqProject` ([] without one;
+    other options and file names in it are ignored)."""
+    file = root / PROJECT_FILE
+    if not file.is_file():
+        return []
+    try:
+        words = shlex.split(file.read_text(errors="replace"), comments=True)
+    except ValueError as exc:  # an unclosed quote
+        raise CheckerError(f"{file}: {exc}") from None
+    found = []
+    for i, word in enumerate(words):
+        if word in ("-Q", "-R"):
+            if i + 2 >= len(words):
+                raise CheckerError(f"{file}: {word} needs a directory and a logical name")
+            found.append(LoadPath(word, words[i + 1], words[i + 2]))
+    return found
+
+
+class Project:
+    """A tree's shared libraries, compiled once into a scratch copy under `workdir`
+    (the tree itself may be read-only): `flags` give coqtop the copy's load paths, and
+    the sandbox shows the copy because it is inside `workdir`. Only the files a header
+    needs are compiled, in the order coqdep gives, each once."""
+
+    def __init__(self, root: Path, workdir: Path, limits: Limits) -> None:
+        self.root = root.resolve()
+        self.workdir = workdir
+        self.limits = limits
+        self.lock = threading.Lock()
+        self.paths = project_load_paths(self.root)
+        self.copy = workdir / f"project_{hashlib.sha256(bytes(self.root)).hexdigest()[:16]}"
+        self.flags: list[str] = []
+        self._compiled: set[str] = set()
+        self._copied = False
+
+    def prepare(self, header_file: Path) -> list[str]:
+        """The coqtop flags for a header in `header_file`, after compiling the library
+        files it needs; CheckerError saying which file failed and why."""
+        if not self.paths:
+            return []
+        with self.lock:
+            if not self._copied:
+                self._copy_tree()
+            graph = self._dependencies(header_file)
+            order: list[str] = []
+            self._visit(str(header_file.with_suffix(".vo")), graph, order, set())
+            for vo in order:
+                if vo not in self._compiled and vo != str(header_file.with_suffix(".vo")):
+                    self._compile(vo[:-1])
+                    self._compiled.add(vo)
+        return self.flags
+
+    def _copy_tree(self) -> None:
+        self.flags = []
+        for path in self.paths:
+            source = (self.root / path.directory).resolve()
+            shown = f"{PROJECT_FILE}: {path.flag} {path.directory} {path.logical}"
+            if not source.is_relative_to(self.root):
+                raise CheckerError(f"{shown}: {source} is outside the tree {self.root}")
+            if not source.is_dir():
+                raise CheckerError(f"{shown}: no directory {source}")
+            target = self.copy / source.relative_to(self.root)
+            shutil.copytree(source, target, dirs_exist_ok=True, copy_function=shutil.copyfile)
+            for copied in [target, *target.rglob("*")]:  # a read-only tree copies so
+                copied.chmod(copied.stat().st_mode | stat.S_IRWXU)
+            self.flags += [path.flag, str(target), path.logical]
+        (self.copy / "ocamlfind.conf").write_text(f'path="{OCAML_LIBRARIES}"\n')
+        self._copied = True
+
+    def _dependencies(self, header_file: Path) -> dict[str, list[str]]:
+        """Each .vo coqdep knows of (the header's, the libraries'): the .vo files under
+        the copy it needs."""
+        sources = sorted(str(f) for f in self.copy.rglob("*.v"))
+        done = self._run(["coqdep", *self.flags, str(header_file), *sources], self.copy)
+        graph: dict[str, list[str]] = {}
+        for line in done.stdout.splitlines():
+            targets, _, needs = line.partition(":")
+            first = (targets.split() or [""])[0]
+            if first.endswith(".vo"):
+                graph[first] = [d for d in needs.split() if d.endswith(".vo")]
+        return graph
+
+    def _visit(
+        self, vo: str, graph: dict[str, list[str]], order: list[str], seen: set[str]
+    ) -> None:
+        if vo in seen:
+            return
+        seen.add(vo)
+        for need in graph.get(vo, []):
+            if Path(need).is_relative_to(self.copy):
+                self._visit(need, graph, order, seen)
+        order.append(vo)
+
+    def _compile(self, source: str) -> None:
+        done = self._run(["coqc", "-q", *self.flags, source], self.copy)
+        if done.returncode != 0:
+            shown = Path(source).relative_to(self.copy)
+            why = tail(done.stderr or done.stdout) or f"exit {done.returncode}"
+            hint = newer_rocq_hint(Path(source).read_text(errors="replace"))
+            raise CheckerError(f"the library file {shown} does not compile: {why}{hint}")
+
+    def _run(self, command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+        memory = self.limits.memory_mb * 1024 * 1024
+        cmd = ["prlimit", f"--as={memory}", "--core=0", "--", *command]
+        if self.limits.sandbox:
+            cmd = bwrap_prefix(writable=[self.copy], read_only=[self.workdir]) + cmd
+        env = {"PATH": PATH, "HOME": "/var/tmp", "LANG": "C.UTF-8"}
+        env["OCAMLFIND_CONF"] = str(self.copy / "ocamlfind.conf")
+        try:
+            return subprocess.run(
+                cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=BUILD_LIMIT
+            )
+        except subprocess.TimeoutExpired:
+            raise CheckerError(f"{command[0]} gave no answer in {BUILD_LIMIT:.0f} s") from None
