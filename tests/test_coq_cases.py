@@ -110,10 +110,12 @@ def test_a_missing_manifest_entry_is_one_input_error_naming_its_line(tmp_path: P
         load_benchmark(root)
 
 
-def check(jobs: list[tuple[Problem, str]], workers: int = 1) -> list[Outcome]:
+def check(
+    jobs: list[tuple[Problem, str]], workers: int = 1, coqchk: bool = False
+) -> list[Outcome]:
     got: dict[int, Outcome] = {}
     batch = [Job(Attempt(p.id, i, a, a), p, 60) for i, (p, a) in enumerate(jobs)]
-    settings = CheckSettings(workers=workers)
+    settings = CheckSettings(workers=workers, coqchk=coqchk)
     CoqChecker(settings, lambda a, o: got.__setitem__(a.index, o)).run(batch)
     return [got[i] for i in range(len(jobs))]
 
@@ -152,6 +154,14 @@ def test_cases_check_against_the_compiled_library(tmp_path: Path) -> None:
         assert (missing.verdict, missing.stage) == (Verdict.ERROR, Stage.PRECHECK)
         assert "Nowhere" in missing.message and "MyLib" in missing.message
     assert outcomes[7].message == outcomes[8].message
+
+
+def test_coqchk_rechecks_a_proof_that_uses_the_library(tmp_path: Path) -> None:
+    """--coqchk compiles the attempt with the session's load paths, in the same sandbox."""
+    root = write_tree(tmp_path / "tree")
+    a = {p.id: p for p in load_benchmark(root).problems}["arith/double_two"]
+    outcomes = check([(a, "rewrite double_add. reflexivity.")], workers=1, coqchk=True)
+    assert outcomes[0].verdict is Verdict.OK, outcomes[0]
 
 
 def test_a_library_that_does_not_compile_is_one_precheck_error(tmp_path: Path) -> None:

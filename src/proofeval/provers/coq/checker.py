@@ -112,8 +112,9 @@ class Worker:
         report = self.run(text, name, job.timeout)
         coqchk_error = None
         if self.checker.settings.coqchk and verdict.decide(report).verdict is Verdict.OK:
+            flags = self.session.flags if self.session is not None else ()
             coqchk_error = coqchk.recheck(
-                self.checker.workdir, problem.header, text, self.checker.limits
+                self.checker.workdir, problem.header, text, self.checker.limits, flags
             )
         return verdict.decide(report, coqchk_error)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import secrets
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from proofeval.provers.coq.session import OCAML_LIBRARIES, Limits
@@ -15,28 +16,32 @@ from proofeval.provers.sandbox import bwrap_prefix
 LIMIT = 600.0  # seconds for each of coqc and coqchk
 
 
-def recheck(workdir: Path, header: str, text: str, limits: Limits) -> str | None:
-    """None when coqc compiles header + `text` and coqchk accepts it; else why not."""
+def recheck(
+    workdir: Path, header: str, text: str, limits: Limits, flags: Sequence[str] = ()
+) -> str | None:
+    """None when coqc compiles header + `text` and coqchk accepts it; else why not.
+    `flags`: the session's -Q/-R load paths (a project's compiled library, in workdir)."""
     where = workdir / f"chk_{secrets.token_hex(8)}"
     where.mkdir()
     try:
         (where / "Attempt.v").write_text(f"{header}\n{text}")
         (where / "ocamlfind.conf").write_text(f'path="{OCAML_LIBRARIES}"\n')
-        compiled = _run(where, limits, ["coqc", "-q", "-Q", ".", "Proofeval", "Attempt.v"])
+        paths = [*flags, "-Q", ".", "Proofeval"]
+        compiled = _run(where, workdir, limits, ["coqc", "-q", *paths, "Attempt.v"])
         if compiled is not None:
             return f"coqc: {compiled}"
-        checked = _run(where, limits, ["coqchk", "-silent", "-Q", ".", "Proofeval",
-                                       "-norec", "Proofeval.Attempt"])  # fmt: skip
+        checked = _run(where, workdir, limits,
+                       ["coqchk", "-silent", *paths, "-norec", "Proofeval.Attempt"])  # fmt: skip
         return None if checked is None else f"coqchk: {checked}"
     finally:
         shutil.rmtree(where, ignore_errors=True)
 
 
-def _run(where: Path, limits: Limits, command: list[str]) -> str | None:
+def _run(where: Path, workdir: Path, limits: Limits, command: list[str]) -> str | None:
     memory = limits.memory_mb * 1024 * 1024
     cmd = ["prlimit", f"--as={memory}", "--core=0", "--", *command]
     if limits.sandbox:
-        cmd = bwrap_prefix(writable=[where]) + cmd
+        cmd = bwrap_prefix(writable=[where], read_only=[workdir]) + cmd
     env = {"PATH": "/usr/bin:/bin", "HOME": str(where), "LANG": "C.UTF-8"}
     env["OCAMLFIND_CONF"] = str(where / "ocamlfind.conf")
     try:
