@@ -110,9 +110,7 @@ def test_a_missing_manifest_entry_is_one_input_error_naming_its_line(tmp_path: P
         load_benchmark(root)
 
 
-def check(
-    jobs: list[tuple[Problem, str]], workers: int = 1, coqchk: bool = False
-) -> list[Outcome]:
+def check(jobs: list[tuple[Problem, str]], workers: int = 1, coqchk: bool = False) -> list[Outcome]:
     got: dict[int, Outcome] = {}
     batch = [Job(Attempt(p.id, i, a, a), p, 60) for i, (p, a) in enumerate(jobs)]
     settings = CheckSettings(workers=workers, coqchk=coqchk)
