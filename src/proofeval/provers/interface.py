@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from proofeval.model import Attempt, Outcome, Problem
+from proofeval.errors import CheckerError
+from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 
 ResultCallback = Callable[[Attempt, Outcome], None]
 EventCallback = Callable[[str], None]
@@ -46,6 +47,12 @@ class Checker(Protocol):
     name. It raises only for what stops every attempt (the prover is missing)."""
 
     def run(self, jobs: Iterable[Job], problems: Iterable[Problem]) -> None: ...
+
+
+def checker_failure(exc: Exception) -> Outcome:
+    """The ERROR of an attempt whose checking failed on the prover's side, for any reason."""
+    why = str(exc) if isinstance(exc, CheckerError) else f"{type(exc).__name__}: {exc}"
+    return Outcome(Verdict.ERROR, Stage.CHECK, 0.0, f"checker failure: {why}")
 
 
 CheckerFactory = Callable[[CheckSettings, ResultCallback, EventCallback, object], Checker]

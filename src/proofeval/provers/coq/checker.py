@@ -27,7 +27,13 @@ from proofeval.provers.coq.session import (
     coqtop_binary,
     newer_rocq_hint,
 )
-from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
+from proofeval.provers.interface import (
+    CheckSettings,
+    EventCallback,
+    Job,
+    ResultCallback,
+    checker_failure,
+)
 from proofeval.provers.sandbox import check_bwrap_works
 
 HEADER_LIMIT = 600.0  # seconds to load one header
@@ -217,8 +223,7 @@ class CoqChecker:
             return worker.check(job)
         except Exception as exc:  # whatever went wrong, it is this attempt's ERROR
             worker.close()
-            why = str(exc) if isinstance(exc, CheckerError) else f"{type(exc).__name__}: {exc}"
-            return Outcome(Verdict.ERROR, Stage.CHECK, 0.0, f"checker failure: {why}")
+            return checker_failure(exc)
 
     def start(self, key: Context) -> CoqSession:
         """A new session with the header loaded, and the load paths of its tree's

@@ -18,7 +18,13 @@ from proofeval.errors import CheckerError
 from proofeval.model import Outcome, Problem, Stage, Verdict
 from proofeval.provers.hol_light import contexts
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher, WarmProcess
-from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
+from proofeval.provers.interface import (
+    CheckSettings,
+    EventCallback,
+    Job,
+    ResultCallback,
+    checker_failure,
+)
 
 
 @dataclass(eq=False)
@@ -311,7 +317,6 @@ class HolLightChecker:
             if own is not None:
                 own.close()  # its connection may be out of step: the next attempt clones anew
             own = None
-            why = str(exc) if isinstance(exc, CheckerError) else f"{type(exc).__name__}: {exc}"
-            outcome = Outcome(Verdict.ERROR, Stage.CHECK, 0.0, f"checker failure: {why}")
+            outcome = checker_failure(exc)
         self.on_result(job.attempt, outcome)  # outside the try: a store failure stops the run
         return own
