@@ -12,7 +12,13 @@ from pathlib import Path
 
 from proofeval.errors import CheckerError, InputError
 
-MODULES = ("proofeval_deny", "proofeval_phrases", "proofeval_server")  # in link order
+MODULES = (
+    "proofeval_text",
+    "proofeval_deny",
+    "proofeval_phrases",
+    "proofeval_server",
+    "proofeval_toplevel",
+)  # in link order
 # Loaded as HOL Light text: the kernel log right after fusion.ml, the replay after hol.ml.
 HOL_TEXT = ("proofeval_kernel_log.ml", "proofeval_replay.ml")
 IDENTITY = "proofeval_identity"  # compiled on its own: loaded with the kernel log

@@ -14,4 +14,4 @@ Proofeval_server.serve
     Proofeval_server.write_steps = Proofeval_replay.write;
     Proofeval_server.prepare_replay = Proofeval_kernel_log.refresh_olds;
     Proofeval_server.replay = Proofeval_replay.replay }
-  proofeval_tactic_slot proofeval_term_slot proofeval_string_slot;;
+  (Proofeval_toplevel.engine proofeval_tactic_slot proofeval_term_slot proofeval_string_slot);;

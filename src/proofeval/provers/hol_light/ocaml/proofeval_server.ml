@@ -1,13 +1,13 @@
-(* The warm HOL Light checker: runs inside a HOL Light toplevel that has loaded a
-   context, receives requests from proofeval over a Unix socket, and checks each
-   proof attempt in a forked child that dies afterwards.
+(* The warm HOL Light checker: runs in a HOL Light process that has loaded a context,
+   receives requests from proofeval over a Unix socket, and checks each proof attempt
+   in a forked child that dies afterwards.
 
-   Compiled with plain ocamlc (not HOL Light's camlp5 syntax) and loaded into the
-   toplevel; HOL Light's functions reach it as the record [hol] because a compiled
-   module cannot name toplevel values. *)
+   Compiled with plain OCaml (not HOL Light's camlp5 syntax). HOL Light's functions
+   reach it as the record [hol]; how text becomes code reaches it as the [engine]:
+   the toplevel's (bytecode, proofeval_toplevel.ml) or compiled and dynamically linked
+   (native, proofeval_native.ml). *)
 
-open Proofeval_deny
-open Proofeval_phrases
+open Proofeval_text
 type ('term, 'thm, 'tac) hol = {
   prove : 'term * 'tac -> 'thm;
   dest_thm : 'thm -> 'term list * 'term;
@@ -17,6 +17,19 @@ type ('term, 'thm, 'tac) hol = {
   write_steps : Buffer.t -> 'thm -> unit;
   prepare_replay : unit -> unit;  (* the serial table, before forking *)
   replay : string -> 'thm;  (* Failure: the steps do not replay *)
+}
+
+(* Text made into a value of the expected type (the type checker, not us, guarantees
+   it), refused by the deny-list, or not code of that type. *)
+type 'a compiled = [ `Ok of unit -> 'a | `Denied of string | `Error of string ]
+
+type ('term, 'tac) engine = {
+  (* In the warm process; the function it returns runs in the attempt's child. *)
+  prepare_tactic : timeout:float -> memory_mb:int -> string -> unit -> 'tac compiled;
+  statement : string -> 'term compiled;  (* deny-checked, like an answer *)
+  trusted_string : string -> string compiled;  (* proofeval's own code, never an answer's *)
+  load : string -> string list;  (* a context, in this process: "ok" or "error", why *)
+  split : string -> string list;  (* a source file's phrases: see Proofeval_phrases *)
 }
 
 external setrlimit : int -> int64 -> unit = "proofeval_setrlimit"
@@ -32,98 +45,7 @@ and rlimit_fsize = 3 and rlimit_core = 4
 (* followed by that many bytes.                                             *)
 (* ---------------------------------------------------------------------- *)
 
-let encode fields =
-  let b = Buffer.create 256 in
-  Buffer.add_string b (string_of_int (List.length fields));
-  Buffer.add_char b '\n';
-  List.iter
-    (fun f ->
-      Buffer.add_string b (string_of_int (String.length f));
-      Buffer.add_char b '\n';
-      Buffer.add_string b f)
-    fields;
-  Buffer.contents b
-
-let rec write_all fd s off len =
-  if len > 0 then
-    let n = Unix.write_substring fd s off len in
-    write_all fd s (off + n) (len - n)
-
-let send fd fields =
-  let s = encode fields in
-  write_all fd s 0 (String.length s)
-
-let read_fields ic =
-  let n = int_of_string (input_line ic) in
-  List.init n (fun _ ->
-      let len = int_of_string (input_line ic) in
-      really_input_string ic len)
-
-let decode s =
-  let ic_pos = ref 0 in
-  let line () =
-    let i = String.index_from s !ic_pos '\n' in
-    let l = String.sub s !ic_pos (i - !ic_pos) in
-    ic_pos := i + 1;
-    l
-  in
-  let n = int_of_string (line ()) in
-  let fields =
-    List.init n (fun _ ->
-        let len = int_of_string (line ()) in
-        let f = String.sub s !ic_pos len in
-        ic_pos := !ic_pos + len;
-        f)
-  in
-  if !ic_pos <> String.length s then failwith "trailing bytes";
-  fields
-
 (* Compiler messages carry a location and a source excerpt; the reason follows "Error: ". *)
-
-(* ---------------------------------------------------------------------- *)
-(* Evaluating an expression of a given HOL type through the toplevel.      *)
-(* ---------------------------------------------------------------------- *)
-
-(* The typed value reaches us through [slot]: the phrase assigns a thunk of the
-   expected type to it, so the type checker, not us, guarantees its type. *)
-let typecheck_into ~slot_name ~type_name e =
-  let open Ast_helper in
-  let lid s = Location.mknoloc (Longident.Lident s) in
-  let body = Exp.constraint_ e (Typ.constr (lid type_name) []) in
-  let thunk = Exp.fun_ Asttypes.Nolabel None (Pat.construct (lid "()") None) body in
-  let assign =
-    Exp.apply (Exp.ident (lid ":="))
-      [ (Asttypes.Nolabel, Exp.ident (lid slot_name));
-        (Asttypes.Nolabel, Exp.construct (lid "Some") (Some thunk)) ]
-  in
-  let buf = Buffer.create 256 in
-  let ppf = Format.formatter_of_buffer buf in
-  let ok =
-    try Toploop.execute_phrase false ppf (Parsetree.Ptop_def [ Str.eval assign ])
-    with exn ->
-      Location.report_exception ppf exn;
-      false
-  in
-  Format.pp_print_flush ppf ();
-  if ok then None else Some (one_line (compiler_reason (Buffer.contents buf)))
-
-type 'a slot = (unit -> 'a) option ref
-
-(* Parse, deny-check and type-check [text]; the thunk, or why not. *)
-let compile ?(trusted = false) (slot : 'a slot) ~slot_name ~type_name text =
-  match parse_expression text with
-  | exception Not_one_expression why -> `Error why
-  | e -> (
-      match if trusted then () else check_allowed e with
-      | exception Denied why -> `Denied why
-      | () -> (
-          slot := None;
-          match typecheck_into ~slot_name ~type_name e with
-          | Some why -> `Error ("does not type-check as a " ^ type_name ^ ": " ^ why)
-          | None -> (
-              match !slot with
-              | Some thunk -> `Ok thunk
-              | None -> `Error "internal: the typed value did not arrive")))
 
 (* ---------------------------------------------------------------------- *)
 (* The child: one attempt, then death.                                      *)
@@ -190,10 +112,10 @@ let judge hol before goal thunk =
   if changed_axioms hol before then verdict_fields "CHEATING" "check" "the proof added axioms"
   else outcome
 
-let attempt hol tactic_slot before goal answer ~nonce fd =
+let attempt hol prepared before goal ~nonce fd =
   hol.record_steps ();
   let fields =
-    match compile tactic_slot ~slot_name:"proofeval_tactic_slot" ~type_name:"tactic" answer with
+    match prepared () with
     | `Error why -> verdict_fields "ERROR" "precheck" why
     | `Denied why -> verdict_fields "CHEATING" "precheck" why
     | `Ok thunk -> judge hol before goal thunk
@@ -297,18 +219,20 @@ let replay_verdict limits = function
   | `Eof _, st -> verdict_fields "ERROR" "check" ("the replay: " ^ describe_status st)
   | `Too_big, _ -> verdict_fields "ERROR" "check" "no valid reply from the replay"
 
-let check hol tactic_slot goal limits answer ~server_fd =
+let check hol engine goal limits answer ~server_fd =
   hol.prepare_replay ();
   let before = hol.axioms () in
   let nonce = fresh_nonce () in
   let start = now () in
   let deadline = start +. limits.timeout in
+  let prepared =
+    engine.prepare_tactic ~timeout:limits.timeout ~memory_mb:limits.memory_mb answer in
   let limit = max_steps_mb * 1048576 in
   let verdict =
     match
       attempt_verdict ~nonce limits
         (confined limits ~server_fd ~deadline ~limit
-           (attempt hol tactic_slot before goal answer ~nonce))
+           (attempt hol prepared before goal ~nonce))
     with
     | `Final v -> v
     | `Replay steps ->
@@ -324,28 +248,14 @@ let check hol tactic_slot goal limits answer ~server_fd =
 
 type ('term, 'thm, 'tac) server = {
   hol : ('term, 'thm, 'tac) hol;
-  tactic_slot : 'tac slot;
-  term_slot : 'term slot;
-  string_slot : string slot;
+  engine : ('term, 'tac) engine;
   goals : (string, 'term) Hashtbl.t;
   socket_path : string;
 }
 
-(* Results print to [ppf]; camlp5 prints parse errors to Format's err_formatter. *)
-let load_file path =
-  let buf = Buffer.create 4096 in
-  let ppf = Format.formatter_of_buffer buf in
-  let use () = try Toploop.use_file ppf path with exn -> Location.report_exception ppf exn; false in
-  let ok, errors = capture_output ~formatters:[ Format.err_formatter ] use in  (* use never raises *)
-  Format.pp_print_flush ppf ();
-  let out = Buffer.contents buf ^ errors in
-  let tail = if String.length out > 2000 then String.sub out (String.length out - 2000) 2000 else out in
-  if ok then [ "ok" ] else [ "error"; one_line ~limit:2000 tail ]
-
 let add_goal srv id text =
-  match compile srv.term_slot ~slot_name:"proofeval_term_slot" ~type_name:"term" text with
-  | `Error why -> [ "error"; why ]
-  | `Denied why -> [ "error"; why ]
+  match srv.engine.statement text with
+  | `Error why | `Denied why -> [ "error"; why ]
   | `Ok thunk -> (
       match thunk () with
       | goal ->
@@ -355,8 +265,7 @@ let add_goal srv id text =
 
 (* Trusted text from proofeval itself (never an answer): an expression of type string. *)
 let eval_string srv text =
-  match compile ~trusted:true srv.string_slot ~slot_name:"proofeval_string_slot"
-          ~type_name:"string" text with
+  match srv.engine.trusted_string text with
   | `Error why | `Denied why -> [ "error"; why ]
   | `Ok thunk -> (
       match thunk () with
@@ -390,7 +299,7 @@ and handle srv sock request =
     | [ "ping" ] -> [ "ok" ]
     | [ "load"; dir; path ] ->
         if dir <> "" then Sys.chdir dir;
-        load_file path
+        srv.engine.load path
     | [ "goal"; id; text ] -> add_goal srv id text
     | [ "check"; id; timeout; memory_mb; answer ] -> (
         match Hashtbl.find_opt srv.goals id with
@@ -399,10 +308,10 @@ and handle srv sock request =
             let limits =
               { timeout = float_of_string timeout; memory_mb = int_of_string memory_mb }
             in
-            "verdict" :: check srv.hol srv.tactic_slot goal limits answer ~server_fd:sock)
+            "verdict" :: check srv.hol srv.engine goal limits answer ~server_fd:sock)
     | [ "clone"; token ] -> clone srv sock token
     | [ "eval"; text ] -> eval_string srv text
-    | [ "split"; path ] -> split_file path
+    | [ "split"; path ] -> srv.engine.split path
     | _ -> [ "error"; "bad request" ]
   in
   send sock reply
@@ -424,15 +333,14 @@ and clone srv sock token =
 
 (* The token arrives on stdin, not in the environment, which code running here could
    read; every process forked from this one is closed to inspection from outside. *)
-let serve hol tactic_slot term_slot string_slot =
+let serve hol engine =
   let socket_path = Sys.getenv "PROOFEVAL_SOCKET" and token = input_line stdin in
   let null = Unix.openfile "/dev/null" [ Unix.O_RDONLY ] 0 in
   Unix.dup2 null Unix.stdin;
   Unix.close null;
   forbid_inspection ();
-  ignore (Lazy.force modules_on_disk);
   (* The sandbox's first process: orphans (clones, after their double fork) end up
      here; let the kernel reap them. *)
   Sys.set_signal Sys.sigchld Sys.Signal_ignore;
-  let srv = { hol; tactic_slot; term_slot; string_slot; goals = Hashtbl.create 64; socket_path } in
+  let srv = { hol; engine; goals = Hashtbl.create 64; socket_path } in
   serve_on srv (connect socket_path token)
