@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from proofeval.provers.hol_light.server import Launcher, WarmProcess
+from proofeval.provers.hol_light.native import NativeUnavailable, native_build
+from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher, WarmProcess
 from tests.openai_stub import StubServer
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -23,14 +24,51 @@ def shared_data(*parts: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def hol_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WarmProcess]:
-    """The sandboxed HOL Light core, loaded once; tests clone it. It sees the tests'
-    temporary directories (where their benchmarks live), read-only."""
+def hol_bytecode_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WarmProcess]:
+    """The sandboxed HOL Light core (the bytecode toplevel), loaded once; tests clone it.
+    It sees the tests' temporary directories (where their benchmarks live), read-only."""
     launcher = Launcher(read_only=[tmp_path_factory.getbasetemp()])
     try:
         yield launcher.start()
     finally:
         launcher.close()
+
+
+@pytest.fixture(scope="session")
+def hol_base(hol_bytecode_base: WarmProcess) -> WarmProcess:
+    return hol_bytecode_base
+
+
+@pytest.fixture(scope="session")
+def hol_native_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WarmProcess]:
+    """The same, natively compiled (built once into the cache); skipped, with the reason,
+    where this machine cannot build it."""
+    try:
+        native = native_build(DEBIAN_HOL_LIGHT)
+    except NativeUnavailable as exc:
+        pytest.skip(f"HOL Light cannot be compiled natively here: {exc}")
+    launcher = Launcher(read_only=[tmp_path_factory.getbasetemp()], native=native)
+    try:
+        yield launcher.start()
+    finally:
+        launcher.close()
+
+
+def on_both_paths() -> tuple[object, object]:
+    """Module fixtures `hol_base` and `core` that run the module's tests on the bytecode
+    path, then on the native path: `hol_base, core = on_both_paths()`."""
+
+    @pytest.fixture(scope="module", params=["bytecode", "native"], name="hol_base")
+    def base(request: pytest.FixtureRequest) -> WarmProcess:
+        return request.getfixturevalue(f"hol_{request.param}_base")
+
+    @pytest.fixture(scope="module", name="core")
+    def core(hol_base: WarmProcess) -> Iterator[WarmProcess]:
+        proc = hol_base.clone()
+        yield proc
+        proc.close()
+
+    return base, core
 
 
 @pytest.fixture(scope="session")

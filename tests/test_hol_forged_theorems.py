@@ -13,6 +13,9 @@ import pytest
 
 from proofeval.model import Stage, Verdict
 from proofeval.provers.hol_light.server import WarmProcess
+from tests.conftest import on_both_paths
+
+hol_base, core = on_both_paths()  # every test here runs on the bytecode and the native path
 
 GOALS = {"false": "`F`", "sum": "`2 + 3 = 6`", "lt": "`!n. n < n`", "true": "`1 + 1 = 2`"}
 

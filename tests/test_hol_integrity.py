@@ -19,7 +19,9 @@ import pytest
 
 from proofeval.model import Stage, Verdict
 from proofeval.provers.hol_light.server import WarmProcess
-from tests.conftest import with_context
+from tests.conftest import on_both_paths, with_context
+
+hol_base, core = on_both_paths()  # every test here runs on the bytecode and the native path
 
 GOAL = "`!n. n + 0 = n`"
 

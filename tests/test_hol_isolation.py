@@ -16,7 +16,10 @@ import pytest
 
 from proofeval.model import Outcome, Stage, Verdict
 from proofeval.provers.hol_light.server import WarmProcess
-from tests.conftest import with_context
+from proofeval.provers.sandbox import SCRATCH
+from tests.conftest import on_both_paths, with_context
+
+hol_base, core = on_both_paths()  # every test here runs on the bytecode and the native path
 
 GOAL = "`!n. n + 0 = n`"
 PROOF = "INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES]"
@@ -142,21 +145,44 @@ def test_the_environment_holds_nothing_of_the_caller(hostile: WarmProcess) -> No
     assert names <= {
         "PATH", "HOME", "TMPDIR", "LANG", "PWD", "PROOFEVAL_SOCKET", "PROOFEVAL_BUILD_DIR",
         "HOLLIGHT_DIR", "OCAMLRUNPARAM",
+        # the native path: where its parser, compiler and interfaces are
+        "PROOFEVAL_PARSE", "PROOFEVAL_OCAMLOPT", "PROOFEVAL_INCLUDE", "PROOFEVAL_LOAD_PATH",
     }, names  # fmt: skip
 
 
 # --- the work directory ---------------------------------------------------------------------
 
 
+def scribbled_by_context(hostile: WarmProcess, paths: list[str]) -> str:
+    """What `scribble` says for each path when a context runs it: in the warm process,
+    which no seccomp filter confines, so only the mounts stand in the way."""
+    lines = "".join(f'let scribbled_{i} = scribble "{p}";;\n' for i, p in enumerate(paths))
+    proc = with_context(hostile, lines)
+    try:
+        assert proc.add_goal("g", GOAL) is None
+        said = ' ^ " | " ^ '.join(f"scribbled_{i}" for i in range(len(paths)))
+        return leaked(check(proc, f"(fun g -> fail_with ({said}) g)"))
+    finally:
+        proc.close()
+
+
 def test_a_context_cannot_write_into_the_work_directory(hostile: WarmProcess) -> None:
     workdir = hostile.launcher.workdir
     log = workdir / "hol-light.log"
     before = log.stat().st_size
-    for path in [log, workdir / "planted"]:
-        out = check(hostile, f'(fun g -> fail_with (scribble "{path}") g)')
-        assert "Read-only file system" in leaked(out)
+    said = scribbled_by_context(hostile, [str(log), str(workdir / "planted")])
+    assert said.count("Read-only file system") == 2, said
     assert not (workdir / "planted").exists()
     assert log.stat().st_size >= before > 0
+
+
+def test_an_attempt_can_change_no_file_even_where_the_mounts_allow(hostile: WarmProcess) -> None:
+    """The seccomp filter on its own: the sandbox's /var/tmp is writable (a context writes
+    there), but an attempt may open nothing for writing, there or through /proc."""
+    assert scribbled_by_context(hostile, [f"{SCRATCH}/by-context"]) == "<<written>>"
+    for path in [f"{SCRATCH}/by-attempt", f"{SCRATCH}/by-context", "/proc/1/fd/0"]:
+        out = check(hostile, f'(fun g -> fail_with (scribble "{path}") g)')
+        assert "Operation not permitted" in leaked(out), (path, out)
 
 
 # --- other attempts -------------------------------------------------------------------------

@@ -8,6 +8,9 @@ from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers.hol_light.pool import HolLightChecker
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings, Job
+from tests.conftest import on_both_paths
+
+hol_base, core = on_both_paths()  # every test here runs on the bytecode and the native path
 
 DEFS = "let DOUBLE = new_definition `DOUBLE n = n + n`;;\n"
 

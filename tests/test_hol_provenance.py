@@ -18,7 +18,9 @@ import pytest
 
 from proofeval.model import Stage, Verdict
 from proofeval.provers.hol_light.server import WarmProcess
-from tests.conftest import with_context
+from tests.conftest import on_both_paths, with_context
+
+hol_base, core = on_both_paths()  # every test here runs on the bytecode and the native path
 
 # Code from a benchmark's setup, which may use every module: the tactics below return
 # values that only look like theorems, as a soundness bug of the compiler would.

@@ -76,6 +76,14 @@ def add_checker_options(p: argparse.ArgumentParser) -> None:
     )
     add_hol_light_option(g)
     g.add_argument(
+        "--native",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="HOL Light: run its core and contexts as native code, compiled once and cached "
+        "(about 5x faster on heavy proofs; `auto` falls back to the bytecode toplevel, "
+        "saying why, where it cannot be built; default %(default)s)",
+    )
+    g.add_argument(
         "--coqchk",
         action="store_true",
         help="Coq: also re-check each OK attempt, compiled, with coqchk (the kernel twice)",
@@ -88,5 +96,6 @@ def checker_settings(args: argparse.Namespace) -> CheckSettings:
         memory_mb=args.memory_limit,
         sandbox=not args.no_sandbox,
         hol_dir=args.hol_light,
+        native=args.native,
         coqchk=args.coqchk,
     )

@@ -28,13 +28,15 @@ class Job:
 class CheckSettings:
     """How to check, for every prover; each backend reads the fields that concern it.
 
-    hol_dir: the HOL Light to use (None: Debian's); coqchk: re-check each compiled Coq
-    attempt with coqchk."""
+    hol_dir: the HOL Light to use (None: Debian's); native: HOL Light compiled natively
+    ("on"), as the bytecode toplevel ("off"), or natively where it can be ("auto");
+    coqchk: re-check each compiled Coq attempt with coqchk."""
 
     workers: int = 2
     memory_mb: int = 4096
     sandbox: bool = True
     hol_dir: Path | None = None
+    native: str = "auto"
     coqchk: bool = False
 
 

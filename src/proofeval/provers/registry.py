@@ -54,10 +54,10 @@ class Warm:
 
 
 def _hol_light_warm(settings: CheckSettings, read_only: Iterable[Path]) -> Warm:
-    from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher
+    from proofeval.provers.hol_light.server import launcher
 
-    launcher = Launcher(settings.hol_dir or DEBIAN_HOL_LIGHT, settings.sandbox, read_only=read_only)
-    return Warm(launcher.start(), launcher.close)
+    started = launcher(settings, read_only)
+    return Warm(started.start(), started.close)
 
 
 # Provers whose checkers share a process; the others start what they need themselves.

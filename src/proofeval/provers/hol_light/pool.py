@@ -19,7 +19,7 @@ from pathlib import Path
 from proofeval.errors import CheckerError
 from proofeval.model import Outcome, Problem, Stage, Verdict
 from proofeval.provers.hol_light import contexts
-from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher, WarmProcess
+from proofeval.provers.hol_light.server import Launcher, WarmProcess, launcher
 from proofeval.provers.interface import (
     CheckSettings,
     EventCallback,
@@ -238,12 +238,7 @@ class HolLightChecker:
     def _base(self) -> WarmProcess:
         with self._base_lock:
             if self.base is None:
-                self.on_event("loading the HOL Light core (about 2-3 minutes)")
-                self.launcher = Launcher(
-                    self.settings.hol_dir or DEBIAN_HOL_LIGHT,
-                    self.settings.sandbox,
-                    read_only=self._directories,
-                )
+                self.launcher = launcher(self.settings, self._directories, self.on_event)
                 self.base = self.launcher.start()
                 self.on_event("HOL Light core loaded")
             return self.base

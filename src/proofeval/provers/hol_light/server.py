@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import resource
 import secrets
 import shutil
 import socket
@@ -21,11 +22,16 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Stage, Verdict
 from proofeval.provers.hol_light.build import build_dir
 from proofeval.provers.sandbox import SCRATCH, bwrap_prefix, check_bwrap_works
+
+if TYPE_CHECKING:
+    from proofeval.provers.hol_light.native import NativeBuild
+    from proofeval.provers.interface import CheckSettings
 
 DEBIAN_HOL_LIGHT = Path("/usr/share/hol-light")
 BOOT_LIMIT = 3600.0  # seconds to load the HOL Light core before giving up
@@ -148,11 +154,19 @@ def _span(a: str, b: str) -> tuple[int, int] | None:
 
 
 class WarmProcess:
-    """A HOL Light process with some context loaded, ready to check attempts."""
+    """A HOL Light process with some context loaded, ready to check attempts.
 
-    def __init__(self, launcher: Launcher, conn: Connection) -> None:
+    On the native path it also knows what answers must open (the core's module, then
+    each context's, in order) and which files its contexts loaded (for `needs`)."""
+
+    def __init__(self, launcher: Launcher, conn: Connection, parent: WarmProcess | None = None):
         self.launcher = launcher
         self.conn = conn
+        native = launcher.native
+        self.opened: list[str] = parent.opened[:] if parent else ["Proofeval_hol_core"]
+        self.loaded_ids: frozenset[tuple[str, str]] = (
+            parent.loaded_ids if parent else native.core_ids if native else frozenset()
+        )
 
     def _request(self, fields: list[str], timeout: float) -> list[str]:
         """The reply to a request, never empty; CheckerError if there is none."""
@@ -171,7 +185,16 @@ class WarmProcess:
                 f"the context's directory {directory} is not visible in this HOL Light's "
                 "sandbox (it was started for other problems)"
             )
+        if self.launcher.native is not None:
+            from proofeval.provers.hol_light.native import load_context
+
+            try:
+                path = load_context(self, path, directory)
+            except CheckerError as exc:
+                raise CheckerError(f"the context failed to load: {exc}") from None
         reply = self._request(["load", directory, str(path)], timeout or BOOT_LIMIT)
+        if reply[0] == "ok" and self.launcher.native is not None:
+            self.opened.append(path.stem.capitalize())
         if reply[0] != "ok":
             why = self._missing_load(path) if "Not_found" in reply[-1] else None
             raise CheckerError(f"the context failed to load: {why or reply[-1]}")
@@ -359,6 +382,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def unlimited_stack() -> None:
+    """HOL Light's deep recursion (and ocamlopt compiling its core) needs more than the
+    default 8 MB of native stack; bytecode has its own (OCAMLRUNPARAM)."""
+    resource.setrlimit(resource.RLIMIT_STACK, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
 KERNEL = 'loads "fusion.ml";;'
 
 
@@ -388,10 +417,13 @@ class Launcher:
         sandbox: bool = True,
         on_wait: Callable[[float], None] | None = None,
         read_only: Iterable[Path] = (),
+        native: NativeBuild | None = None,
     ) -> None:
         """`read_only`: what HOL Light must read besides itself and the contexts
-        proofeval hands it (a development's root, directories contexts load from)."""
+        proofeval hands it (a development's root, directories contexts load from).
+        `native`: run that natively compiled HOL Light instead of the toplevel."""
         self.hol_dir = hol_dir
+        self.native = native
         self.sandbox = sandbox
         self.on_wait = on_wait
         self.read_only = list(read_only)
@@ -416,13 +448,17 @@ class Launcher:
 
     def _command(self, build: Path) -> list[str]:
         home = self.hol_dir.resolve()
-        toplevel = toplevel_command(home)
-        script = self.workdir / "start.ml"
-        script.write_text(start_script(home, build))
-        cmd = [*toplevel, str(script)]
+        if self.native is not None:
+            cmd = [str(self.native.executable)]
+        else:
+            script = self.workdir / "start.ml"
+            script.write_text(start_script(home, build))
+            cmd = [*toplevel_command(home), str(script)]
         if self.sandbox:
             check_bwrap_works()
             seen = [self.workdir, build, *hol_light_paths(home), *self.read_only, *ocaml_paths()]
+            if self.native is not None:
+                seen.append(self.native.directory)
             cmd = bwrap_prefix(read_only=seen, as_pid_1=True) + cmd
         return cmd
 
@@ -455,6 +491,7 @@ class Launcher:
                 env=self._environment(build),
                 cwd=self.workdir,
                 start_new_session=True,
+                preexec_fn=unlimited_stack if self.native is not None else None,
             )
         assert self._proc.stdin is not None
         try:  # the token is not in the environment, which an attempt could read
@@ -466,7 +503,12 @@ class Launcher:
 
     def _environment(self, build: Path) -> dict[str, str]:
         """Only what HOL Light needs: never the caller's environment (an API key)."""
-        return {
+        native = {}
+        if self.native is not None:
+            from proofeval.provers.hol_light.native import native_environment
+
+            native = native_environment(self.native)
+        return native | {
             "PATH": "/usr/bin:/bin",
             "HOME": SCRATCH,
             "TMPDIR": SCRATCH,
@@ -524,7 +566,7 @@ class Launcher:
             reply = parent._request(["clone", token], 60.0)
             if reply != ["ok"]:
                 raise CheckerError(f"could not clone a HOL Light process: {reply}")
-            return WarmProcess(self, self._accept(token, 60.0))
+            return WarmProcess(self, self._accept(token, 60.0), parent)
 
     def close(self) -> None:
         self._listener.close()
@@ -532,3 +574,18 @@ class Launcher:
             os.killpg(self._proc.pid, 9)
             self._proc.wait()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def launcher(
+    settings: CheckSettings,
+    read_only: Iterable[Path] = (),
+    on_event: Callable[[str], None] = lambda _msg: None,
+) -> Launcher:
+    """The launcher `settings` ask for: native where asked and possible (see native.py)."""
+    from proofeval.provers.hol_light.native import choose
+
+    hol_dir = settings.hol_dir or DEBIAN_HOL_LIGHT
+    native = choose(hol_dir, settings.native, on_event)
+    took = "about 15-30 s natively" if native else "about 2-3 minutes"
+    on_event(f"loading the HOL Light core ({took})")
+    return Launcher(hol_dir, settings.sandbox, read_only=read_only, native=native)

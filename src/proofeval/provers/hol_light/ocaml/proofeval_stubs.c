@@ -2,6 +2,7 @@
    parent, no inspection through /proc, and a seccomp filter for proof attempts. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
 #include <linux/audit.h>
@@ -48,7 +49,9 @@ value proofeval_forbid_inspection(value unit)
 
 /* An attempt only computes: refuse it every system call that reaches another process
    (signals, ptrace, another's memory or descriptors) or makes a new one (fork, exec),
-   and sockets (the control socket is the launcher's). Each fails with EPERM. */
+   sockets (the control socket is the launcher's), and every change to files: opening
+   one for writing (through /proc, another process's descriptors and memory are files
+   too), creating, removing, renaming or re-permitting one. Each fails with EPERM. */
 #if defined(__x86_64__)
 #define PROOFEVAL_ARCH AUDIT_ARCH_X86_64
 #elif defined(__aarch64__)
@@ -77,7 +80,27 @@ static struct sock_filter attempt_filter[] = {
   REFUSE(__NR_pidfd_open), REFUSE(__NR_pidfd_send_signal), REFUSE(__NR_pidfd_getfd),
   REFUSE(__NR_clone), REFUSE(__NR_clone3), REFUSE(__NR_execve), REFUSE(__NR_execveat),
   REFUSE(__NR_socket), REFUSE(__NR_socketpair),
+#ifdef __NR_openat2
+  REFUSE(__NR_openat2), /* its flags are out of a filter's reach */
+#endif
+  REFUSE(__NR_truncate), REFUSE(__NR_unlinkat), REFUSE(__NR_renameat), REFUSE(__NR_renameat2),
+  REFUSE(__NR_linkat), REFUSE(__NR_symlinkat), REFUSE(__NR_mkdirat), REFUSE(__NR_mknodat),
+  REFUSE(__NR_fchmodat), REFUSE(__NR_fchmod), REFUSE(__NR_fchownat), REFUSE(__NR_fchown),
+#if defined(__x86_64__)
+  REFUSE(__NR_creat), REFUSE(__NR_unlink), REFUSE(__NR_rename), REFUSE(__NR_link),
+  REFUSE(__NR_symlink), REFUSE(__NR_mkdir), REFUSE(__NR_rmdir), REFUSE(__NR_mknod),
+  REFUSE(__NR_chmod), REFUSE(__NR_chown), REFUSE(__NR_lchown),
+  /* open(path, flags): flags are argument 1 */
+  BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_open, 0, 2),
+  BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+  BPF_JUMP(BPF_JMP | BPF_JA, 2, 0, 0), /* to the test of the flags */
+#endif
+  /* openat(dir, path, flags): flags are argument 2 */
+  BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 0, 2),
+  BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+  BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND, 1, 0),
   BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 };
 #endif
 

@@ -1,0 +1,365 @@
+"""HOL Light as native code: its core compiled once, contexts compiled once each.
+
+Debian's HOL Light ships sources and a bytecode toplevel, no native library. proofeval
+inlines hol.ml's loads into one module (with the kernel log after fusion.ml and the
+replay at the end, as the bytecode path loads them), preprocesses it with HOL Light's
+own camlp5 syntax (pa_j.cmo, run by camlp5o) and compiles it with ocamlopt, then links
+it with the checker into one executable that serves like the bytecode toplevel (see
+ocaml/proofeval_native.ml). A context is inlined the same way, compiled into a plugin
+and cached by content hash, so a second run compiles nothing.
+
+Everything is built in the cache, by content hash; `NativeUnavailable` says why a HOL
+Light cannot be built, and the bytecode path is used instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from proofeval.errors import CheckerError, InputError
+from proofeval.provers.hol_light.build import _source_dir, cache_root
+from proofeval.provers.hol_light.server import KERNEL, decode_text, unlimited_stack
+
+if TYPE_CHECKING:
+    from proofeval.provers.hol_light.server import WarmProcess
+
+CORE = "proofeval_hol_core"
+PARSER = "proofeval_parse"
+EXECUTABLE = "proofeval-hol-native"
+SOURCES = (
+    "proofeval_stubs.c",
+    "proofeval_identity.ml",
+    "proofeval_kernel_log.ml",
+    "proofeval_replay.ml",
+    "proofeval_quotes.ml",
+    "proofeval_text.ml",
+    "proofeval_deny.ml",
+    "proofeval_phrases.ml",
+    "proofeval_parse.ml",
+    "proofeval_server.ml",
+    "proofeval_native_slots.ml",
+    "proofeval_native.ml",
+    "proofeval_native_main.ml",
+)
+# Debian's 2023 sources define a few printers as partial applications, whose types a
+# compiled module cannot leave open (the toplevel can): they are eta-expanded.
+PARTIAL_PRINTERS = ("print_fpf", "print_iclause_i", "print_matrix_i", "pp_print_matrix_ni")
+LOADS = re.compile(r'(?m)^(loads|needs) "([^"]+)";;')
+DIRECTIVE = re.compile(r"(?m)^#[a-z_]+[^\n]*\n")
+NOTHING = "let () = ();;"  # in place of a phrase (camlp5 refuses an empty one)
+
+FileId = tuple[str, str]
+
+
+class NativeUnavailable(Exception):
+    """Why this HOL Light cannot run natively here."""
+
+
+@dataclass(frozen=True)
+class NativeBuild:
+    directory: Path
+    core_ids: frozenset[FileId]  # the files the core inlined, as HOL Light's `needs` sees them
+
+    @property
+    def executable(self) -> Path:
+        return self.directory / EXECUTABLE
+
+    @property
+    def parser(self) -> Path:
+        return self.directory / "parse" / PARSER
+
+    @property
+    def contexts(self) -> Path:
+        return self.directory / "contexts"
+
+
+# --- The core: hol.ml with its loads inlined -----------------------------------------
+
+
+def _file_id(path: Path) -> FileId:
+    return path.name, hashlib.md5(path.read_bytes()).hexdigest()
+
+
+def core_text(hol_dir: Path, build_sources: Path) -> tuple[str, set[FileId]]:
+    """hol.ml as one module's text: its prelude without the toplevel machinery, each
+    `loads` replaced by the file (a file's `needs` of one already inlined dropped), the
+    kernel log after the kernel and the replay at the end."""
+    hol = (hol_dir / "hol.ml").read_text(errors="replace")
+    first = hol.find('loads "')
+    if first < 0 or hol.count(KERNEL) != 1:
+        raise NativeUnavailable(f"{hol_dir / 'hol.ml'} does not load its files as Debian's does")
+    prelude = _native_prelude(hol[:first])
+    ids: set[FileId] = set()
+
+    def inline(match: re.Match[str]) -> str:
+        function, name = match.groups()
+        path = hol_dir / name
+        if not path.is_file():
+            raise NativeUnavailable(f'{function} "{name}": no such file in {hol_dir}')
+        if function == "needs" and _file_id(path) in ids:
+            return NOTHING
+        ids.add(_file_id(path))
+        text = LOADS.sub(inline, _phrases(path.read_text(errors="replace")))
+        if name == "fusion.ml":
+            text += _phrases((build_sources / "proofeval_kernel_log.ml").read_text())
+        return f"(* {function} {name}: inlined *)\n{text}"
+
+    body = LOADS.sub(inline, hol[first:])
+    replay = _phrases((build_sources / "proofeval_replay.ml").read_text())
+    return _eta_expand(prelude + body + replay), ids
+
+
+def _native_prelude(prelude: str) -> str:
+    """hol.ml before its first load: the toplevel directives and camlp5 loading go (the
+    syntax is applied when compiling); loading a file at run time fails, clearly."""
+    prelude = DIRECTIVE.sub("", prelude)
+    prelude = re.sub(r"if let v = String.sub Sys.ocaml_version.*?;;\n", "", prelude, flags=re.S)
+    prelude = re.sub(r"Topdirs\.dir_load[^\n]*;;\n", "", prelude)
+    use = "if Toploop.use_file Format.std_formatter s then ()"
+    if use not in prelude or "Toploop" in prelude.replace(use, ""):
+        raise NativeUnavailable("hol.ml's prelude is not the one proofeval knows how to compile")
+    failure = 'failwith ("natively compiled HOL Light cannot load files at run time: " ^ s)'
+    return prelude.replace(use, f"if {failure} then ()")
+
+
+def _phrases(text: str) -> str:
+    """A file's text as whole phrases: directives (#install_printer...) become phrases
+    that do nothing, the quotation expander is applied when compiling, and it ends with ';;'."""
+    text = DIRECTIVE.sub(NOTHING + "\n", text)
+    text = text.replace('Quotation.add "tot" (Quotation.ExStr (fun x -> quotexpander));;', "")
+    text = text.rstrip()
+    return text + ("\n" if text.endswith(";;") else "\n;;\n")
+
+
+def _eta_expand(text: str) -> str:
+    for name in PARTIAL_PRINTERS:
+        text = re.sub(
+            rf"(?m)^let {name} = ([^\n]*?)(;;)?$",
+            lambda m, n=name: f"let {n} eta__ = ({m.group(1)}) eta__{m.group(2) or ''}",
+            text,
+        )
+    return text
+
+
+# --- Building ---------------------------------------------------------------------------
+
+
+def _run(cmd: list[str], cwd: Path, what: str) -> None:
+    try:
+        done = subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, preexec_fn=unlimited_stack
+        )
+    except OSError as exc:
+        raise NativeUnavailable(f"{what}: cannot run {cmd[0]}: {exc.strerror}") from None
+    if done.returncode != 0:
+        tail = " ".join((done.stdout + done.stderr).split())[-600:]
+        raise NativeUnavailable(f"{what} failed: {tail}")
+
+
+def _tools(hol_dir: Path) -> dict[str, str]:
+    needed = {"ocamlfind": "ocamlfind", "camlp5o": "camlp5o", "ocamlopt": "ocamlopt.opt"}
+    found = {name: shutil.which(cmd) or shutil.which(name) for name, cmd in needed.items()}
+    missing = [name for name, path in found.items() if path is None]
+    if missing:
+        raise NativeUnavailable(f"{', '.join(missing)} not found: run `make install`")
+    if not (hol_dir / "pa_j.cmo").is_file():
+        raise NativeUnavailable(f"{hol_dir} has no pa_j.cmo (HOL Light's syntax for camlp5)")
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def _package_dir(package: str) -> str:
+    done = subprocess.run(["ocamlfind", "query", package], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise NativeUnavailable(f"the OCaml library {package} is missing: run `make install`")
+    return done.stdout.strip()
+
+
+def _fingerprint(text: str, hol_dir: Path, src: Path) -> str:
+    h = hashlib.sha256(text.encode())
+    h.update((hol_dir / "pa_j.cmo").read_bytes())
+    for name in SOURCES:
+        h.update(name.encode() + b"\0" + (src / name).read_bytes())
+    version = subprocess.run(["ocamlopt", "-version"], capture_output=True, text=True)
+    h.update(version.stdout.encode())
+    return h.hexdigest()[:16]
+
+
+def choose(hol_dir: Path, mode: str, on_event: Callable[[str], None]) -> NativeBuild | None:
+    """The native build to run (`mode` on, or auto where it can be built), or None."""
+    if mode == "off":
+        return None
+    try:
+        return native_build(hol_dir, on_event)
+    except NativeUnavailable as exc:
+        if mode == "on":
+            raise InputError(f"HOL Light cannot run natively (--native on): {exc}") from None
+        on_event(f"HOL Light runs as bytecode, not natively: {exc}")
+        return None
+
+
+def native_build(hol_dir: Path, on_event: Callable[[str], None] = lambda _: None) -> NativeBuild:
+    """The native checker for `hol_dir`, built once (about a minute) and cached."""
+    src = _source_dir()
+    _tools(hol_dir)
+    text, ids = core_text(hol_dir, src)
+    final = cache_root() / f"hol-native-{_fingerprint(text, hol_dir, src)}"
+    build = NativeBuild(final, frozenset(ids))
+    if build.executable.exists():
+        return build
+    on_event("compiling HOL Light natively (once; about a minute)")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="native-", dir=final.parent))
+    try:
+        _compile_all(tmp, src, text, hol_dir)
+        try:
+            tmp.rename(final)
+        except OSError:
+            if not build.executable.exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return build
+
+
+def _compile_all(out: Path, src: Path, text: str, hol_dir: Path) -> None:
+    for name in SOURCES:
+        shutil.copy(src / name, out / name)
+    (out / f"{CORE}.ml").write_text(text)
+    (out / "contexts").mkdir()
+    streams = str(Path(_package_dir("camlp-streams")) / "camlp_streams.cma")
+    pa_j = str(hol_dir / "pa_j.cmo")
+    opt = ["ocamlfind", "ocamlopt", "-package", "num,unix,str,dynlink"]
+    steps = [
+        (["ocamlfind", "ocamlc", "-package", "camlp5", "-c", "proofeval_quotes.ml"], "camlp5"),
+        (["camlp5o", streams, pa_j, "./proofeval_quotes.cmo", f"{CORE}.ml", "-o", "core.ppo"],
+         "reading HOL Light with its syntax"),
+        ([*opt, "-c", "proofeval_identity.ml", "proofeval_stubs.c"], "the kernel log"),
+        ([*opt, "-w", "-a", "-c", "-impl", "core.ppo", "-o", f"{CORE}.cmx"],
+         "compiling HOL Light natively"),
+        ([*opt, "-c", "proofeval_text.ml", "proofeval_server.ml", "proofeval_native_slots.ml",
+          "proofeval_native.ml", "proofeval_native_main.ml"], "compiling the checker"),
+        ([*opt, "-linkpkg", "-linkall", "-o", EXECUTABLE, "proofeval_stubs.o",
+          "proofeval_identity.cmx", f"{CORE}.cmx", "proofeval_text.cmx", "proofeval_server.cmx",
+          "proofeval_native_slots.cmx", "proofeval_native.cmx", "proofeval_native_main.cmx"],
+         "linking the checker"),
+    ]  # fmt: skip
+    for cmd, what in steps:
+        _run(cmd, out, what)
+    _build_parser(out, streams, pa_j)
+    for leftover in ("core.ppo", f"{CORE}.o"):
+        (out / leftover).unlink()
+
+
+def _build_parser(out: Path, streams: str, pa_j: str) -> None:
+    """proofeval_parse, bytecode: HOL Light's pa_j exists only as bytecode."""
+    parse = out / "parse"
+    parse.mkdir()
+    names = ["proofeval_text.ml", "proofeval_deny.ml", "proofeval_phrases.ml", "proofeval_parse.ml"]
+    for name in names:
+        shutil.copy(out / name, parse / name)
+    camlp5 = _package_dir("camlp5")
+    cmd = [
+        "ocamlfind", "ocamlc", "-package", "compiler-libs.toplevel,unix", "-linkpkg",
+        "-linkall", "-I", camlp5, f"{camlp5}/camlp5o.cma", streams, pa_j,
+        str(out / "proofeval_quotes.cmo"), *names, "-o", PARSER,
+    ]  # fmt: skip
+    _run(cmd, parse, "building the parser")
+
+
+# --- Contexts ---------------------------------------------------------------------------
+
+
+def compile_context(build: NativeBuild, text: str, opened: list[str]) -> Path:
+    """A context's text (its loads inlined) as a plugin that opens `opened`, compiled
+    once: named by the hash of what it is compiled from."""
+    key = hashlib.sha256("\0".join([build.directory.name, *opened, text]).encode()).hexdigest()
+    name = f"proofeval_ctx_{key[:20]}"
+    plugin = build.contexts / f"{name}.cmxs"
+    if plugin.exists():
+        return plugin
+    with tempfile.TemporaryDirectory(dir=build.contexts) as tmp_dir:
+        tmp = Path(tmp_dir)
+        (tmp / "context.txt").write_text(text)
+        reply = tmp / "reply"
+        parse = [str(build.parser), str(reply), "context", "context.txt", f"{name}.ml", *opened]
+        _run_trusted(parse, tmp, build, "it cannot be parsed")
+        fields = _fields(reply)
+        if fields != ["ok"]:
+            raise CheckerError(f"it cannot be compiled natively: {fields[-1]}")
+        compile_ = ["ocamlopt.opt", "-shared", "-w", "-a", "-I", str(build.directory), "-I",
+                    str(build.contexts), "-o", f"{name}.cmxs", f"{name}.ml"]  # fmt: skip
+        _run_trusted(compile_, tmp, build, "it does not compile natively")
+        for ext in (".cmi", ".cmx", ".cmxs"):  # the plugin last: its presence means done
+            (tmp / f"{name}{ext}").replace(build.contexts / f"{name}{ext}")
+    return plugin
+
+
+def _run_trusted(cmd: list[str], cwd: Path, build: NativeBuild, what: str) -> None:
+    done = subprocess.run(
+        cmd,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=parser_environment(build),
+        preexec_fn=unlimited_stack,
+    )
+    if done.returncode != 0:
+        printed = " ".join((done.stdout + done.stderr).split())
+        reason = printed.rsplit("Error: ", 1)[-1] if "Error: " in printed else printed[-600:]
+        raise CheckerError(f"{what}: {reason}")
+
+
+def _fields(reply: Path) -> list[str]:
+    """The framed reply proofeval_parse wrote (see Proofeval_text.encode)."""
+    try:
+        count, _, rest = reply.read_bytes().partition(b"\n")
+        fields = []
+        for _ in range(int(count)):
+            length, _, rest = rest.partition(b"\n")
+            fields.append(decode_text(rest[: int(length)]))
+            rest = rest[int(length) :]
+        return fields
+    except (OSError, ValueError):
+        return ["error", "no valid reply from the parser"]
+
+
+def native_environment(build: NativeBuild) -> dict[str, str]:
+    """What the native checker reads besides the launcher's environment."""
+    return {
+        "PROOFEVAL_PARSE": str(build.parser),
+        "PROOFEVAL_OCAMLOPT": shutil.which("ocamlopt.opt") or "/usr/bin/ocamlopt.opt",
+        "PROOFEVAL_INCLUDE": f"{build.directory}:{build.contexts}",
+        "PROOFEVAL_LOAD_PATH": f"{build.directory}:{build.contexts}",
+    }
+
+
+def parser_environment(build: NativeBuild) -> dict[str, str]:
+    """What proofeval_parse reads: where the modules the deny-list knows of are."""
+    return {
+        "PATH": "/usr/bin:/bin",
+        "PROOFEVAL_LOAD_PATH": f"{build.directory}:{build.contexts}",
+        "OCAMLRUNPARAM": "l=1000000000",
+    }
+
+
+def load_context(proc: WarmProcess, path: Path, directory: str) -> Path:
+    """Compile the context file `path` for `proc`: its loads inlined as HOL Light would
+    load them there (`needs` of a file loaded already is skipped)."""
+    from proofeval.suites.hol_light_sources import Inliner, LoadPath
+
+    launcher = proc.launcher
+    assert launcher.native is not None
+    root = Path(directory) if directory else launcher.workdir
+    inliner = Inliner(proc.split, LoadPath(root, launcher.hol_dir.resolve()), proc.loaded_ids)
+    inlined = inliner.inline(path)
+    plugin = compile_context(launcher.native, inlined.text, proc.opened)
+    proc.loaded_ids = proc.loaded_ids | {_file_id(f) for f in inlined.files}
+    return plugin

@@ -1,0 +1,30 @@
+(* The native warm checker: HOL Light's core (linked in, and run at start-up), then the
+   server with the native engine. The launcher passes where things are in the
+   environment. *)
+open Proofeval_hol_core
+
+let () =
+  let config =
+    {
+      Proofeval_native.helper = Sys.getenv "PROOFEVAL_PARSE";
+      ocamlopt = Sys.getenv "PROOFEVAL_OCAMLOPT";
+      include_dirs = String.split_on_char ':' (Sys.getenv "PROOFEVAL_INCLUDE");
+      scratch = Sys.getenv "TMPDIR";
+    }
+  in
+  let engine =
+    Proofeval_native.engine config ~tactic:Proofeval_native_slots.tactic
+      ~term:Proofeval_native_slots.term ~string:Proofeval_native_slots.string
+  in
+  ignore @@ Proofeval_server.serve
+    {
+      Proofeval_server.prove;
+      dest_thm;
+      axioms;
+      aconv;
+      record_steps = (fun () -> Proofeval_kernel_log.recording := true);
+      write_steps = Proofeval_replay.write;
+      prepare_replay = Proofeval_kernel_log.refresh_olds;
+      replay = Proofeval_replay.replay;
+    }
+    engine
