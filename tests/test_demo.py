@@ -11,6 +11,9 @@ from proofeval.commands.demo import demo_file
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
 from proofeval.report.table import category_table, format_table
+from tests.conftest import on_both_paths
+
+hol_base, core = on_both_paths()  # the demo's verdicts are the same on both paths
 
 
 def test_the_demo_exercises_every_verdict_of_both_provers(

@@ -2,11 +2,12 @@
 
 Debian's HOL Light ships sources and a bytecode toplevel, no native library. proofeval
 inlines hol.ml's loads into one module (with the kernel log after fusion.ml and the
-replay at the end, as the bytecode path loads them), preprocesses it with HOL Light's
-own camlp5 syntax (pa_j.cmo, run by camlp5o) and compiles it with ocamlopt, then links
+replay at the end, as the bytecode path loads them), parses it with HOL Light's own
+camlp5 syntax (pa_j.cmo, which exists only as bytecode: ocaml/proofeval_parse.ml is a
+small bytecode program around it) and compiles the parse tree with ocamlopt, then links
 it with the checker into one executable that serves like the bytecode toplevel (see
-ocaml/proofeval_native.ml). A context is inlined the same way, compiled into a plugin
-and cached by content hash, so a second run compiles nothing.
+ocaml/proofeval_native.ml). A context is inlined and parsed the same way, compiled into
+a plugin and cached by content hash, so a second run compiles nothing.
 
 Everything is built in the cache, by content hash; `NativeUnavailable` says why a HOL
 Light cannot be built, and the bytecode path is used instead.
@@ -49,9 +50,6 @@ SOURCES = (
     "proofeval_native.ml",
     "proofeval_native_main.ml",
 )
-# Debian's 2023 sources define a few printers as partial applications, whose types a
-# compiled module cannot leave open (the toplevel can): they are eta-expanded.
-PARTIAL_PRINTERS = ("print_fpf", "print_iclause_i", "print_matrix_i", "pp_print_matrix_ni")
 LOADS = re.compile(r'(?m)^(loads|needs) "([^"]+)";;')
 DIRECTIVE = re.compile(r"(?m)^#[a-z_]+[^\n]*\n")
 NOTHING = "let () = ();;"  # in place of a phrase (camlp5 refuses an empty one)
@@ -114,7 +112,7 @@ def core_text(hol_dir: Path, build_sources: Path) -> tuple[str, set[FileId]]:
 
     body = LOADS.sub(inline, hol[first:])
     replay = _phrases((build_sources / "proofeval_replay.ml").read_text())
-    return _eta_expand(prelude + body + replay), ids
+    return prelude + body + replay, ids
 
 
 def _native_prelude(prelude: str) -> str:
@@ -139,16 +137,6 @@ def _phrases(text: str) -> str:
     return text + ("\n" if text.endswith(";;") else "\n;;\n")
 
 
-def _eta_expand(text: str) -> str:
-    for name in PARTIAL_PRINTERS:
-        text = re.sub(
-            rf"(?m)^let {name} = ([^\n]*?)(;;)?$",
-            lambda m, n=name: f"let {n} eta__ = ({m.group(1)}) eta__{m.group(2) or ''}",
-            text,
-        )
-    return text
-
-
 # --- Building ---------------------------------------------------------------------------
 
 
@@ -165,7 +153,7 @@ def _run(cmd: list[str], cwd: Path, what: str) -> None:
 
 
 def _tools(hol_dir: Path) -> dict[str, str]:
-    needed = {"ocamlfind": "ocamlfind", "camlp5o": "camlp5o", "ocamlopt": "ocamlopt.opt"}
+    needed = {"ocamlfind": "ocamlfind", "ocamlopt": "ocamlopt.opt"}
     found = {name: shutil.which(cmd) or shutil.which(name) for name, cmd in needed.items()}
     missing = [name for name, path in found.items() if path is None]
     if missing:
@@ -232,18 +220,14 @@ def native_build(hol_dir: Path, on_event: Callable[[str], None] = lambda _: None
 def _compile_all(out: Path, src: Path, text: str, hol_dir: Path) -> None:
     for name in SOURCES:
         shutil.copy(src / name, out / name)
-    (out / f"{CORE}.ml").write_text(text)
     (out / "contexts").mkdir()
-    streams = str(Path(_package_dir("camlp-streams")) / "camlp_streams.cma")
-    pa_j = str(hol_dir / "pa_j.cmo")
     opt = ["ocamlfind", "ocamlopt", "-package", "num,unix,str,dynlink"]
+    _run([*opt, "-c", "proofeval_identity.ml", "proofeval_stubs.c"], out, "the kernel log")
+    build = NativeBuild(out, frozenset())
+    _build_parser(out, hol_dir)
+    _parse(build, text, f"{CORE}.ml", [], out, NativeUnavailable)
     steps = [
-        (["ocamlfind", "ocamlc", "-package", "camlp5", "-c", "proofeval_quotes.ml"], "camlp5"),
-        (["camlp5o", streams, pa_j, "./proofeval_quotes.cmo", f"{CORE}.ml", "-o", "core.ppo"],
-         "reading HOL Light with its syntax"),
-        ([*opt, "-c", "proofeval_identity.ml", "proofeval_stubs.c"], "the kernel log"),
-        ([*opt, "-w", "-a", "-c", "-impl", "core.ppo", "-o", f"{CORE}.cmx"],
-         "compiling HOL Light natively"),
+        ([*opt, "-w", "-a", "-c", f"{CORE}.ml"], "compiling HOL Light natively"),
         ([*opt, "-c", "proofeval_text.ml", "proofeval_server.ml", "proofeval_native_slots.ml",
           "proofeval_native.ml", "proofeval_native_main.ml"], "compiling the checker"),
         ([*opt, "-linkpkg", "-linkall", "-o", EXECUTABLE, "proofeval_stubs.o",
@@ -253,25 +237,41 @@ def _compile_all(out: Path, src: Path, text: str, hol_dir: Path) -> None:
     ]  # fmt: skip
     for cmd, what in steps:
         _run(cmd, out, what)
-    _build_parser(out, streams, pa_j)
-    for leftover in ("core.ppo", f"{CORE}.o"):
-        (out / leftover).unlink()
+    (out / f"{CORE}.o").unlink()
 
 
-def _build_parser(out: Path, streams: str, pa_j: str) -> None:
+def _build_parser(out: Path, hol_dir: Path) -> None:
     """proofeval_parse, bytecode: HOL Light's pa_j exists only as bytecode."""
     parse = out / "parse"
     parse.mkdir()
-    names = ["proofeval_text.ml", "proofeval_deny.ml", "proofeval_phrases.ml", "proofeval_parse.ml"]
+    names = ["proofeval_quotes.ml", "proofeval_text.ml", "proofeval_deny.ml",
+             "proofeval_phrases.ml", "proofeval_parse.ml"]  # fmt: skip
     for name in names:
         shutil.copy(out / name, parse / name)
     camlp5 = _package_dir("camlp5")
+    streams = str(Path(_package_dir("camlp-streams")) / "camlp_streams.cma")
     cmd = [
         "ocamlfind", "ocamlc", "-package", "compiler-libs.toplevel,unix", "-linkpkg",
-        "-linkall", "-I", camlp5, f"{camlp5}/camlp5o.cma", streams, pa_j,
-        str(out / "proofeval_quotes.cmo"), *names, "-o", PARSER,
+        "-linkall", "-I", camlp5, f"{camlp5}/camlp5o.cma", streams, str(hol_dir / "pa_j.cmo"),
+        *names, "-o", PARSER,
     ]  # fmt: skip
     _run(cmd, parse, "building the parser")
+
+
+def _parse(
+    build: NativeBuild, text: str, out: str, opened: list[str], cwd: Path, error: type[Exception]
+) -> None:
+    """`text` (HOL Light syntax, whole phrases) as the parse tree of a module `out` that
+    opens `opened`, written in `cwd` for ocamlopt."""
+    (cwd / "source.txt").write_text(text)
+    reply = cwd / "reply"
+    cmd = [str(build.parser), str(reply), "context", "source.txt", out, *opened]
+    done = subprocess.run(
+        cmd, cwd=cwd, capture_output=True, text=True, env=parser_environment(build)
+    )
+    fields = _fields(reply) if done.returncode == 0 else ["error", done.stderr[-600:]]
+    if fields != ["ok"]:
+        raise error(f"it cannot be parsed: {fields[-1]}")
 
 
 # --- Contexts ---------------------------------------------------------------------------
@@ -287,30 +287,17 @@ def compile_context(build: NativeBuild, text: str, opened: list[str]) -> Path:
         return plugin
     with tempfile.TemporaryDirectory(dir=build.contexts) as tmp_dir:
         tmp = Path(tmp_dir)
-        (tmp / "context.txt").write_text(text)
-        reply = tmp / "reply"
-        parse = [str(build.parser), str(reply), "context", "context.txt", f"{name}.ml", *opened]
-        _run_trusted(parse, tmp, build, "it cannot be parsed")
-        fields = _fields(reply)
-        if fields != ["ok"]:
-            raise CheckerError(f"it cannot be compiled natively: {fields[-1]}")
+        _parse(build, text, f"{name}.ml", opened, tmp, CheckerError)
         compile_ = ["ocamlopt.opt", "-shared", "-w", "-a", "-I", str(build.directory), "-I",
                     str(build.contexts), "-o", f"{name}.cmxs", f"{name}.ml"]  # fmt: skip
-        _run_trusted(compile_, tmp, build, "it does not compile natively")
+        _run_trusted(compile_, tmp, "it does not compile natively")
         for ext in (".cmi", ".cmx", ".cmxs"):  # the plugin last: its presence means done
             (tmp / f"{name}{ext}").replace(build.contexts / f"{name}{ext}")
     return plugin
 
 
-def _run_trusted(cmd: list[str], cwd: Path, build: NativeBuild, what: str) -> None:
-    done = subprocess.run(
-        cmd,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=parser_environment(build),
-        preexec_fn=unlimited_stack,
-    )
+def _run_trusted(cmd: list[str], cwd: Path, what: str) -> None:
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, preexec_fn=unlimited_stack)
     if done.returncode != 0:
         printed = " ".join((done.stdout + done.stderr).split())
         reason = printed.rsplit("Error: ", 1)[-1] if "Error: " in printed else printed[-600:]

@@ -191,7 +191,8 @@ class WarmProcess:
             try:
                 path = load_context(self, path, directory)
             except CheckerError as exc:
-                raise CheckerError(f"the context failed to load: {exc}") from None
+                hint = "--native off loads it in the bytecode toplevel instead"
+                raise CheckerError(f"the context failed to load: {exc} ({hint})") from None
         reply = self._request(["load", directory, str(path)], timeout or BOOT_LIMIT)
         if reply[0] == "ok" and self.launcher.native is not None:
             self.opened.append(path.stem.capitalize())

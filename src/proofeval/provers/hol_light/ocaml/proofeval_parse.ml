@@ -54,6 +54,93 @@ let answer kind source out modules =
           write_ast out (opens modules @ [ assign_slot kind e ]);
           [ "ok" ])
 
+(* The toplevel lets a value keep a type that is not yet known ('_weak) until a later
+   phrase fixes it; a compiled module may not, so a context with one would not compile.
+   Such a value that is a function (a partial application: a printer, a conversion
+   made from a list of theorems) is eta-expanded, which gives it a polymorphic type
+   without changing what it computes; others are left for the compiler to report. *)
+let weak_functions env signature =
+  List.filter_map
+    (function
+      | Types.Sig_value (id, desc, _) when not (Ctype.closed_schema env desc.val_type) -> (
+          match (Ctype.expand_head env desc.val_type).desc with
+          | Types.Tarrow _ -> Some (Ident.name id)
+          | _ -> None)
+      | _ -> None)
+    signature
+
+let last_index p items =
+  snd (List.fold_left (fun (i, found) item -> (i + 1, if p item then i else found)) (0, -1) items)
+
+let binds_value name = function
+  | { Parsetree.pstr_desc = Pstr_value (_, vbs); _ } ->
+      List.exists
+        (fun vb -> match vb.Parsetree.pvb_pat.ppat_desc with Ppat_var v -> v.txt = name | _ -> false)
+        vbs
+  | _ -> false
+
+(* [let name = e] as [let name = fun x -> e x]. *)
+let expand name (item : Parsetree.structure_item) =
+  let open Ast_helper in
+  let vb_expand (vb : Parsetree.value_binding) =
+    match vb.pvb_pat.ppat_desc with
+    | Ppat_var v when v.txt = name ->
+        let x = "proofeval_eta" in
+        let body = Exp.apply vb.pvb_expr [ (Asttypes.Nolabel, Exp.ident (lid x)) ] in
+        { vb with pvb_expr = Exp.fun_ Asttypes.Nolabel None (Pat.var (Location.mknoloc x)) body }
+    | _ -> vb
+  in
+  match item.pstr_desc with
+  | Pstr_value (flag, vbs) -> { item with pstr_desc = Pstr_value (flag, List.map vb_expand vbs) }
+  | _ -> item
+
+(* Only what a module exports must have a closed type: the last binding of each name,
+   in this structure and in the structures of the modules it exports. *)
+let rec close_weak env signature items =
+  let items =
+    List.fold_left
+      (fun items name ->
+        let last = last_index (binds_value name) items in
+        List.mapi (fun i item -> if i = last then expand name item else item) items)
+      items (weak_functions env signature)
+  in
+  List.fold_left
+    (fun items -> function
+      | Types.Sig_module (id, _, { md_type = Mty_signature sub; _ }, _, _) -> (
+          let name = Ident.name id in
+          let defines = function
+            | { Parsetree.pstr_desc = Pstr_module { pmb_name = { txt = Some n; _ };
+                  pmb_expr = { pmod_desc = Pmod_structure _; _ }; _ }; _ } -> n = name
+            | _ -> false
+          in
+          let last = last_index defines items in
+          List.mapi
+            (fun i (item : Parsetree.structure_item) ->
+              match item.pstr_desc with
+              | Pstr_module ({ pmb_expr = { pmod_desc = Pmod_structure inner; _ } as m; _ } as mb)
+                when i = last ->
+                  let inner = close_weak env sub inner in
+                  { item with pstr_desc =
+                      Pstr_module { mb with pmb_expr = { m with pmod_desc = Pmod_structure inner } } }
+              | _ -> item)
+            items)
+      | _ -> items)
+    items signature
+
+(* The toplevel lets a value keep a type that is not yet known ('_weak) until a later
+   phrase fixes it; a compiled module may not, so a context with one would not compile.
+   Such a value that is a function (a partial application: a printer, a conversion
+   made from a list of theorems) is eta-expanded, which gives it a polymorphic type
+   without changing what it computes; others are left for the compiler to report. *)
+let generalize items =
+  match
+    Clflags.include_dirs := Load_path.get_paths ();
+    Compmisc.init_path ();
+    Typemod.type_structure (Compmisc.initial_env ()) items
+  with
+  | exception _ -> items  (* the compiler will say what is wrong *)
+  | _, signature, _, env -> close_weak env signature items
+
 (* The libraries the native checker links in: loading one again is nothing. *)
 let linked = [ "unix.cma"; "nums.cma"; "str.cma" ]
 
@@ -77,7 +164,8 @@ let context source out modules =
       | Some name -> [ "error"; Printf.sprintf "the directive #%s cannot be compiled natively" name ]
       | None ->
           let items = function Parsetree.Ptop_def items -> items | Parsetree.Ptop_dir _ -> [] in
-          write_ast out (opens modules @ List.concat_map items phrases);
+          let items = opens modules @ List.concat_map items phrases in
+          write_ast out (generalize items);
           [ "ok" ]
 
 let main () =

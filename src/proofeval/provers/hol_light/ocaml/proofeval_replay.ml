@@ -23,19 +23,23 @@ module Proofeval_replay = struct
 
   (* ---- writing, in the attempt's child ---- *)
 
-  (* Equal terms are written once. Equality is structural: with identity, the many
-     equal but distinct terms of a proof share a hash and pile up in one bucket (a
-     SET_TAC proof took ten times as long to write as to find). *)
+  (* Equal types are written once, found by structure (types are small). *)
   module Types = Hashtbl.Make (struct
     type t = hol_type
     let equal a b = a == b || a = b
     let hash = Hashtbl.hash_param 40 200
   end)
 
-  module Terms = Hashtbl.Make (struct
+  (* Equal terms are written once too, but terms can be large: comparing and hashing
+     them whole made writing the steps the largest cost of the replay. A term is found
+     by identity, hashed by its address (see [write] for why it does not move); one met
+     for the first time is numbered by its shape, its parts' numbers, so equal terms
+     that are distinct values still share one record. *)
+  module Same_term = Hashtbl.Make (struct
     type t = term
-    let equal a b = a == b || a = b
-    let hash = Hashtbl.hash_param 40 200
+    let equal = ( == )
+    (* an address read as an int is not a valid int until shifted (which tags it) *)
+    let hash (t : term) = (Obj.magic t : int) lsr 4
   end)
 
   let premises (n : Log.node) =
@@ -53,10 +57,19 @@ module Proofeval_replay = struct
 
   let num = string_of_int
 
-  let write (out : Buffer.t) (th : thm) =
+  (* Every term already made is moved to the major heap, where the collector does not
+     move values unless it compacts, which is off while the steps are written. *)
+  let with_values_in_place f =
+    Gc.minor ();
+    let gc = Gc.get () in
+    Gc.set { gc with Gc.max_overhead = 1000000 };
+    Fun.protect ~finally:(fun () -> Gc.set gc) f
+
+  let write (out : Buffer.t) (th : thm) = with_values_in_place @@ fun () ->
     let next = ref 0 in
     let fresh () = incr next; !next in
-    let tys = Types.create 256 and tms = Terms.create 4096 and done_ = Hashtbl.create 4096 in
+    let tys = Types.create 256 and done_ = Hashtbl.create 4096 in
+    let same = Same_term.create 65536 and shapes = Hashtbl.create 65536 in
     let record kind words = let i = fresh () in put out (kind :: num i :: words); i in
     let rec ty t =
       try Types.find tys t with Not_found ->
@@ -68,19 +81,22 @@ module Proofeval_replay = struct
             record "Y" ("A" :: hex name :: num (List.length ids) :: ids) in
         Types.add tys t i; i in
     let rec tm t =
-      try Terms.find tms t with Not_found ->
-        let i =
+      try Same_term.find same t with Not_found ->
+        let shape, words =
           if is_var t then
-            let n, y = dest_var t in let yi = ty y in record "M" ["V"; hex n; num yi]
+            let n, y = dest_var t in let yi = ty y in (0, n, yi, 0), fun () -> ["V"; hex n; num yi]
           else if is_const t then
-            let n, y = dest_const t in let yi = ty y in record "M" ["C"; hex n; num yi]
+            let n, y = dest_const t in let yi = ty y in (1, n, yi, 0), fun () -> ["C"; hex n; num yi]
           else if is_comb t then
             let f, x = dest_comb t in
-            let fi = tm f in let xi = tm x in record "M" ["A"; num fi; num xi]
+            let fi = tm f in let xi = tm x in (2, "", fi, xi), fun () -> ["A"; num fi; num xi]
           else
             let v, b = dest_abs t in
-            let vi = tm v in let bi = tm b in record "M" ["L"; num vi; num bi] in
-        Terms.add tms t i; i in
+            let vi = tm v in let bi = tm b in (3, "", vi, bi), fun () -> ["L"; num vi; num bi] in
+        let i =
+          try Hashtbl.find shapes shape with Not_found ->
+            let i = record "M" (words ()) in Hashtbl.add shapes shape i; i in
+        Same_term.add same t i; i in
     let id (n : Log.node) = num (Hashtbl.find done_ (key n)) in
     let pairs f theta =
       num (List.length theta)
