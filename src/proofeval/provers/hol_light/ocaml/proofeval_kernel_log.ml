@@ -74,7 +74,7 @@ module Proofeval_kernel_log = struct
   module Old_ids = Hashtbl.Make (struct
     type t = thm
     let equal = ( == )
-    let hash = Hashtbl.hash_param 40 200
+    let hash = Hashtbl.hash_param 12 40
   end)
 
   let olds : (int, thm) Hashtbl.t = Hashtbl.create 1

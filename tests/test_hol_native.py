@@ -1,0 +1,79 @@
+"""What only the native path does: choosing it, compiling contexts once, and the contexts
+only the toplevel accepts. (Verdicts and integrity on both paths: test_hol_integrity.py,
+test_hol_isolation.py, test_hol_provenance.py, test_hol_forged_theorems.py,
+test_hol_pool.py, test_demo.py.)"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from proofeval.errors import CheckerError, InputError
+from proofeval.model import Verdict
+from proofeval.provers.hol_light.native import choose, compile_context
+from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
+from tests.conftest import with_context
+
+GOAL = "`!n. n + 0 = n`"
+
+
+def test_a_weakly_typed_function_of_a_context_is_usable_at_any_type(
+    hol_native_base: WarmProcess,
+) -> None:
+    """The toplevel leaves `'_weak` in such a type until a use fixes it; a compiled module
+    may not, so the parser eta-expands it, and answers use it at two types."""
+    header = "let all_ids = map (fun x -> x);;\nlet MY_TAC = ARITH_TAC;;\n"
+    proc = with_context(hol_native_base, header)
+    try:
+        assert proc.add_goal("g", GOAL) is None
+        answer = "(if all_ids [1] = [1] && all_ids [true] = [true] then MY_TAC else NO_TAC)"
+        assert proc.check("g", answer, 30.0, 4096).verdict == Verdict.OK
+    finally:
+        proc.close()
+
+
+@pytest.mark.parametrize(
+    ("header", "reason"),
+    [
+        ("let cache = ref [];;\n", "cannot be generalized"),
+        ('let x = 1;;\n#use "other.ml";;\n', "the directive #use cannot be compiled natively"),
+    ],
+)
+def test_a_context_only_the_toplevel_accepts_says_why_and_what_to_do(
+    hol_native_base: WarmProcess, header: str, reason: str
+) -> None:
+    proc = hol_native_base.clone()
+    try:
+        with pytest.raises(CheckerError) as failed:
+            proc.load(hol_native_base.launcher.scratch_file("context", header), "")
+        assert reason in str(failed.value) and "--native off" in str(failed.value)
+    finally:
+        proc.close()
+
+
+def test_a_context_is_compiled_once(hol_native_base: WarmProcess) -> None:
+    native = hol_native_base.launcher.native
+    assert native is not None
+    text = "let compiled_once = 42;;\n"
+    plugin = compile_context(native, text, ["Proofeval_hol_core"])
+    made = plugin.stat().st_mtime_ns
+    assert compile_context(native, text, ["Proofeval_hol_core"]) == plugin
+    assert plugin.stat().st_mtime_ns == made
+    # the same text on top of another context is another module
+    assert compile_context(native, text, ["Proofeval_hol_core", plugin.stem.capitalize()]) != plugin
+
+
+def test_native_on_refuses_a_hol_light_it_cannot_build_and_auto_falls_back(
+    tmp_path: Path,
+) -> None:
+    tree = tmp_path / "hol-light"
+    tree.mkdir()
+    shutil.copy(DEBIAN_HOL_LIGHT / "hol.ml", tree / "hol.ml")  # no pa_j.cmo beside it
+    with pytest.raises(InputError, match="pa_j.cmo"):
+        choose(tree, "on", print)
+    said: list[str] = []
+    assert choose(tree, "auto", said.append) is None
+    assert len(said) == 1 and "bytecode" in said[0] and "pa_j.cmo" in said[0]
+    assert choose(tree, "off", said.append) is None and len(said) == 1
