@@ -162,7 +162,9 @@ def line(label: str, seconds: float, n: int, latencies: list[float] | None = Non
 
 class LocalRay:
     """A head and a second node on this machine, 1 CPU each (the same 2 cores as the
-    others' 2 workers); stopped by killing their process groups."""
+    others' 2 workers); stopped by killing their process groups. Ray runs its workers,
+    and so their prover processes, at niceness 15 unless told otherwise: 0 here, as the
+    API's, or on a shared machine they get a fraction of the CPU the API gets."""
 
     def __init__(self) -> None:
         with socket.socket() as sock:
@@ -171,7 +173,7 @@ class LocalRay:
         self.address = f"127.0.0.1:{port}"
         self.tmp = tempfile.mkdtemp(prefix="pe-ray-")
         ray = str(Path(sys.executable).parent / "ray")
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_worker_niceness": "0"}
         common = [ray, "start", "--block", "--num-cpus", "1"]
         head = ["--head", "--port", str(port), "--include-dashboard", "false"]
         self.nodes = [
@@ -198,7 +200,11 @@ def via_ray(rows, clients: int, batch: int) -> tuple[float, list[float]]:
     try:
         with Checker(CheckSettings(), ray=cluster.address) as on_ray:
             print("Ray: each node boots its own HOL Light core...", file=sys.stderr, flush=True)
-            via_api(on_ray, rows[:97], 8, 4)  # boots both nodes' cores, loads contexts
+            # Boots both nodes' cores and loads the context on each. A statement new to a
+            # node costs it a goal and a new clone of its worker (seconds under load): the
+            # API's context has every statement after its warm-up, so each node must too.
+            # Attempts go to whichever node has room, so every statement is sent 4 times.
+            via_api(on_ray, rows[: 97 * 4], 8, 4)
             return via_api(on_ray, rows, clients, batch)
     finally:
         cluster.close()

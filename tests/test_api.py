@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 import proofeval
-from proofeval.api import Checker, problem
+from proofeval.api import TICK, Checker, context_key, problem
 from proofeval.check_run import CheckOptions, run_check
 from proofeval.errors import InputError
+from proofeval.memory import descendants_mb
 from proofeval.model import Problem, Verdict
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
@@ -178,13 +179,41 @@ def test_idle_contexts_are_closed_and_load_again_when_needed() -> None:
         assert c.check([(p, "intros. lia.")])[0].verdict == Verdict.OK
 
 
-def test_a_memory_budget_closes_least_recently_used_idle_contexts() -> None:
-    a = problem("coq", "Theorem a : 1 + 1 = 2.", "Require Import Arith.")
-    b = problem("coq", "Theorem b : 2 + 2 = 4.", "Require Import Lia.")
-    with Checker(CheckSettings(workers=1), max_memory_mb=1) as c:
-        assert [o.verdict for o in c.check([(a, "reflexivity."), (b, "lia.")])] == [Verdict.OK] * 2
-        assert wait_for(lambda: c.stats().contexts == 0)
-        assert c.check([(b, "reflexivity.")])[0].verdict == Verdict.OK
+def test_a_memory_budget_closes_the_least_recently_used_idle_context_first() -> None:
+    """Contexts a, b, c used in that order, then a again: a budget a little under what
+    their coqtops use closes b alone; lowered again, c; a stays warm throughout."""
+    made = {
+        name: problem("coq", f"Theorem {name} : 1 + 1 = 2.", f"Require Import {library}.")
+        for name, library in (("a", "Arith"), ("b", "Lia"), ("c", "NArith"))
+    }
+    key = {context_key(p): name for name, p in made.items()}
+    with Checker(CheckSettings(workers=1)) as checker:
+        shares = []  # MiB each context's coqtop adds
+        for name in "abca":
+            before = descendants_mb()
+            assert checker.check([(made[name], "reflexivity.")])[0].verdict == Verdict.OK
+            shares.append(descendants_mb() - before)
+        assert [key[k] for k in warm(checker)] == ["b", "c", "a"]  # least recent first
+        least = min(shares[:3])
+        assert least > 20, shares  # each context is a coqtop of its own
+        for left in (["c", "a"], ["a"]):
+            checker.max_memory_mb = descendants_mb() - least / 2  # one context too many
+            assert closed_down_to(checker, len(left))
+            time.sleep(3 * TICK)  # and no more than one is closed
+            assert [key[k] for k in warm(checker)] == left
+        checker.max_memory_mb = None
+        assert checker.check([(made["b"], "reflexivity.")])[0].verdict == Verdict.OK
+        assert [key[k] for k in warm(checker)] == ["a", "b"]  # b loaded again
+
+
+def closed_down_to(checker: Checker, contexts: int) -> bool:
+    return wait_for(lambda: checker.stats().contexts <= contexts)
+
+
+def warm(checker: Checker) -> list[str]:
+    """The keys of the checker's warm contexts, least recently used first."""
+    with checker._cond:
+        return list(checker._lanes)
 
 
 def test_checker_is_importable_from_the_package() -> None:

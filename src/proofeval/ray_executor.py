@@ -28,7 +28,12 @@ except ImportError:  # the extra is not installed: say so when it is asked for
     ray = None
 
 LOST = (RayActorError, ActorDiedError, ActorUnavailableError) if ray is not None else ()
-WAIT = 0.02  # seconds between looks for new jobs while calls are out
+WAIT = 0.02  # seconds between looks at new calls, lost nodes and closing while calls are out
+# A call costs about 1.3 ms of CPU (the node's actor and the driver) whatever its size,
+# measured on small Coq attempts, which take 3-50 ms. So a call carries several attempts,
+# and a node has a second call waiting while the first one's answers travel back.
+BATCH_PER_CPU = 8  # attempts per call, per core of the node
+CALLS = 2  # full calls in flight per node: one being checked, one waiting there
 
 
 class NodeChecker:
@@ -53,6 +58,7 @@ class _Node:
     node_id: str
     actor: object
     capacity: int  # attempts in flight that keep it busy
+    batch: int  # attempts per call at most
     contexts: set[str] = field(default_factory=set)
     calls: dict[object, tuple[str, list[Job]]] = field(default_factory=dict)  # by ref
 
@@ -96,13 +102,15 @@ class RayExecutor:
 
     @staticmethod
     def _start(node_id: str, cpus: int, settings: CheckSettings, options: dict) -> _Node:
+        batch = BATCH_PER_CPU * cpus
+        capacity = CALLS * batch
         actor_class = ray.remote(NodeChecker).options(
             num_cpus=0,  # its prover processes use the node's cores, not Ray's slots
-            max_concurrency=2 * cpus + 2,
+            max_concurrency=capacity + 2,  # a thread per call in flight (>= 1 attempt each)
             scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
         )
         actor = actor_class.remote(replace(settings, workers=cpus), options)
-        return _Node(node_id, actor, 2 * cpus)
+        return _Node(node_id, actor, capacity, batch)
 
     def submit(self, key: str, job: Job, on_result: ResultCallback) -> None:
         """Check `job` (of the context `key`); on_result is called once, from a driver
@@ -110,6 +118,7 @@ class RayExecutor:
         with self._cond:
             self._queue.append((key, job, on_result))
             self._callbacks[job.attempt] = on_result
+            self._send()  # now, not at the driver's next look
             self._cond.notify_all()
 
     def contexts(self) -> int:
@@ -162,16 +171,14 @@ class RayExecutor:
             if node is None:
                 return
             jobs = [self._queue.popleft()[1]]
-            while (
-                self._queue and self._queue[0][0] == key and node.load + len(jobs) < node.capacity
-            ):
+            while self._queue and self._queue[0][0] == key and len(jobs) < node.batch:
                 jobs.append(self._queue.popleft()[1])
             node.contexts.add(key)
             node.calls[node.actor.check.remote(jobs)] = (key, jobs)
 
     def _route(self, key: str) -> _Node | None:
-        """A node with room, one that has the context loaded if any has room."""
-        free = [n for n in self._nodes if n.load < n.capacity]
+        """A node with room for a full call, one that has the context loaded if any has."""
+        free = [n for n in self._nodes if n.load + n.batch <= n.capacity]
         if not free:
             return None
         warm = [n for n in free if key in n.contexts]
