@@ -1,8 +1,6 @@
 """Checking on Ray: a real local cluster (a head and a second node started by the test
-with `ray start`, each of 1 CPU, stopped afterwards by their process ids) and real Coq.
-
-Coq only: each node's actor would boot its own HOL Light core (minutes per node), and the
-code path is the same for every prover (each node runs a proofeval.Checker)."""
+with `ray start`, each of 1 CPU, stopped afterwards by their process ids), real Coq and
+real HOL Light (natively compiled: each node's actor boots its own core, in seconds)."""
 
 from __future__ import annotations
 
@@ -27,11 +25,13 @@ from proofeval.check_run import CheckOptions, run_check
 from proofeval.model import Attempt, Outcome, Problem, Verdict
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.ray_executor import check_all
-from tests.test_api import ANSWERS, PROBLEMS, write_jsonl
+from tests.test_api import ANSWERS, PROBLEMS, scratch_named, write_jsonl
 
 RAY = Path(sys.executable).parent / "ray"
 COQ_PROBLEMS = [p for p in PROBLEMS if p["prover"] == "coq"]
 COQ_ANSWERS = [a for a in ANSWERS if a[0].startswith("coq.")]
+HOL_PROBLEMS = [p for p in PROBLEMS if p["prover"] == "hol-light"]
+HOL_ANSWERS = [a for a in ANSWERS if a[0].startswith("hol.")]
 
 
 def free_port() -> int:
@@ -121,6 +121,25 @@ def test_verdicts_on_ray_equal_proofeval_check(cluster: Cluster, tmp_path: Path)
                 for p in COQ_PROBLEMS}  # fmt: skip
         outcomes = checker.check([(made[pid], proof) for pid, proof, _ in COQ_ANSWERS])
     assert [o.verdict.value for o in outcomes] == [v for _, _, v in COQ_ANSWERS]
+
+
+def test_hol_light_verdicts_on_ray_equal_proofeval_check(cluster: Cluster, tmp_path: Path) -> None:
+    answers = [{"problem_id": p, "answer": a} for p, a, _ in HOL_ANSWERS]
+    problems = write_jsonl(tmp_path / "problems.jsonl", HOL_PROBLEMS)
+    answers_file = write_jsonl(tmp_path / "answers.jsonl", answers)
+
+    def checked(out: str, ray_address: str | None) -> list[tuple]:
+        settings = CheckSettings(workers=1, native="on")
+        opts = CheckOptions(
+            problems, tmp_path / out, answers_file, settings=settings, ray=ray_address
+        )
+        rows = run_check(opts)
+        return sorted((r.problem_id, r.attempt, r.verdict, r.stage, scratch_named(r.message))
+                      for r in rows)  # fmt: skip
+
+    local, on_ray = checked("local", None), checked("ray", cluster.address)
+    assert on_ray == local
+    assert {row[2].value for row in on_ray} == {"OK", "FAIL", "CHEATING", "TIMEOUT", "ERROR"}
 
 
 def test_a_node_killed_mid_run_loses_no_attempt_and_answers_none_twice(cluster: Cluster) -> None:
