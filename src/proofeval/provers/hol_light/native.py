@@ -152,15 +152,12 @@ def _run(cmd: list[str], cwd: Path, what: str) -> None:
         raise NativeUnavailable(f"{what} failed: {tail}")
 
 
-def _tools(hol_dir: Path) -> dict[str, str]:
-    needed = {"ocamlfind": "ocamlfind", "ocamlopt": "ocamlopt.opt"}
-    found = {name: shutil.which(cmd) or shutil.which(name) for name, cmd in needed.items()}
-    missing = [name for name, path in found.items() if path is None]
+def _check_tools(hol_dir: Path) -> None:
+    missing = [tool for tool in ("ocamlfind", "ocamlopt.opt") if shutil.which(tool) is None]
     if missing:
         raise NativeUnavailable(f"{', '.join(missing)} not found: run `make install`")
     if not (hol_dir / "pa_j.cmo").is_file():
         raise NativeUnavailable(f"{hol_dir} has no pa_j.cmo (HOL Light's syntax for camlp5)")
-    return {k: v for k, v in found.items() if v is not None}
 
 
 def _package_dir(package: str) -> str:
@@ -196,7 +193,7 @@ def choose(hol_dir: Path, mode: str, on_event: Callable[[str], None]) -> NativeB
 def native_build(hol_dir: Path, on_event: Callable[[str], None] = lambda _: None) -> NativeBuild:
     """The native checker for `hol_dir`, built once (about a minute) and cached."""
     src = _source_dir()
-    _tools(hol_dir)
+    _check_tools(hol_dir)
     text, ids = core_text(hol_dir, src)
     final = cache_root() / f"hol-native-{_fingerprint(text, hol_dir, src)}"
     build = NativeBuild(final, frozenset(ids))
