@@ -190,6 +190,9 @@ class WarmProcess:
 
             try:
                 path = load_context(self, path, directory)
+            except InputError as exc:  # a file it loads is missing: say which, as below
+                why = self._missing_load(path) or str(exc)
+                raise CheckerError(f"the context failed to load: {why}") from None
             except CheckerError as exc:
                 hint = "--native off loads it in the bytecode toplevel instead"
                 raise CheckerError(f"the context failed to load: {exc} ({hint})") from None
@@ -452,9 +455,10 @@ class Launcher:
         if self.native is not None:
             cmd = [str(self.native.executable)]
         else:
+            toplevel = toplevel_command(home)  # first: it says what is wrong with the directory
             script = self.workdir / "start.ml"
             script.write_text(start_script(home, build))
-            cmd = [*toplevel_command(home), str(script)]
+            cmd = [*toplevel, str(script)]
         if self.sandbox:
             check_bwrap_works()
             seen = [self.workdir, build, *hol_light_paths(home), *self.read_only, *ocaml_paths()]
