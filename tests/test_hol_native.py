@@ -53,6 +53,14 @@ def test_a_context_only_the_toplevel_accepts_says_why_and_what_to_do(
         proc.close()
 
 
+def test_a_large_file_splits_as_on_the_bytecode_path(
+    hol_native_base: WarmProcess, hol_base: WarmProcess
+) -> None:
+    """The parser's reply for a large file runs to hundreds of KiB (it was once cut at 64)."""
+    big = DEBIAN_HOL_LIGHT / "Multivariate" / "vectors.ml"
+    assert hol_native_base.split(big) == hol_base.split(big)
+
+
 def test_a_context_is_compiled_once(hol_native_base: WarmProcess) -> None:
     native = hol_native_base.launcher.native
     assert native is not None

@@ -36,18 +36,20 @@ let remove_leftovers () =
   remove !leftovers;
   leftovers := []
 
-let read_file path =
+(* What a compiler printed is cut at [limit]; the parser's reply is whole (a large
+   file's phrases run to megabytes). *)
+let read_file ?(limit = max_int) path =
   match open_in_bin path with
   | exception Sys_error _ -> ""
   | ic ->
-      let n = min (in_channel_length ic) 65536 in
+      let n = min (in_channel_length ic) limit in
       let s = really_input_string ic n in
       close_in ic;
       s
 
 (* Run [argv] to completion under CPU, memory and file-size limits; its exit status and
    what it printed. *)
-let run ~timeout ~memory_mb ~output argv =
+let run_limited ~timeout ~memory_mb ~output argv =
   let out = Unix.openfile output [ Unix.O_WRONLY; Unix.O_CREAT; Unix.O_TRUNC ] 0o600 in
   let pid =
     match Unix.fork () with
@@ -66,7 +68,7 @@ let run ~timeout ~memory_mb ~output argv =
   in
   Unix.close out;
   let status = Proofeval_server.reap pid in
-  (status, read_file output)
+  (status, read_file ~limit:65536 output)
 
 (* The sandbox's first process ignores SIGCHLD (the kernel reaps orphaned clones), and
    then could not wait for its own children: for the time of [f], it can. *)
@@ -82,7 +84,7 @@ let waiting_for_children f =
       if old = Sys.Signal_ignore then reap_orphans ())
 
 let run ~timeout ~memory_mb ~output argv =
-  waiting_for_children (fun () -> run ~timeout ~memory_mb ~output argv)
+  waiting_for_children (fun () -> run_limited ~timeout ~memory_mb ~output argv)
 
 let reply_of path =
   match decode (read_file path) with fields -> fields | exception _ -> [ "error"; "no reply" ]
@@ -148,7 +150,7 @@ let split cfg path =
     | Unix.WEXITED 0, _ -> reply_of reply
     | _, printed -> [ "error"; "0"; "the parser failed: " ^ one_line printed ]
   in
-  List.iter (fun f -> try Sys.remove f with Sys_error _ -> ()) [ reply; log ];
+  remove [ reply; log ];
   result
 
 let engine cfg ~tactic ~term ~string : ('term, 'tac) Proofeval_server.engine =
