@@ -78,6 +78,11 @@ class NativeBuild:
     def contexts(self) -> Path:
         return self.directory / "contexts"
 
+    @property
+    def interfaces(self) -> str:
+        """Where the core's and the contexts' compiled interfaces are, as a search path."""
+        return f"{self.directory}:{self.contexts}"
+
 
 # --- The core: hol.ml with its loads inlined -----------------------------------------
 
@@ -140,16 +145,19 @@ def _phrases(text: str) -> str:
 # --- Building ---------------------------------------------------------------------------
 
 
-def _run(cmd: list[str], cwd: Path, what: str) -> None:
+def _run(cmd: list[str], cwd: Path, what: str, error: type[Exception] = NativeUnavailable) -> None:
+    """Run a build step; `error` says why it failed: the compiler's reason where it gives
+    one ("Error: ..."), else the end of what it printed."""
     try:
         done = subprocess.run(
             cmd, cwd=cwd, capture_output=True, text=True, preexec_fn=unlimited_stack
         )
     except OSError as exc:
-        raise NativeUnavailable(f"{what}: cannot run {cmd[0]}: {exc.strerror}") from None
+        raise error(f"{what}: cannot run {cmd[0]}: {exc.strerror}") from None
     if done.returncode != 0:
-        tail = " ".join((done.stdout + done.stderr).split())[-600:]
-        raise NativeUnavailable(f"{what} failed: {tail}")
+        printed = " ".join((done.stdout + done.stderr).split())
+        reason = printed.rsplit("Error: ", 1)[-1] if "Error: " in printed else printed[-600:]
+        raise error(f"{what}: {reason}")
 
 
 def _check_tools(hol_dir: Path) -> None:
@@ -287,18 +295,10 @@ def compile_context(build: NativeBuild, text: str, opened: list[str]) -> Path:
         _parse(build, text, f"{name}.ml", opened, tmp, CheckerError)
         compile_ = ["ocamlopt.opt", "-shared", "-w", "-a", "-I", str(build.directory), "-I",
                     str(build.contexts), "-o", f"{name}.cmxs", f"{name}.ml"]  # fmt: skip
-        _run_trusted(compile_, tmp, "it does not compile natively")
+        _run(compile_, tmp, "it does not compile natively", CheckerError)
         for ext in (".cmi", ".cmx", ".cmxs"):  # the plugin last: its presence means done
             (tmp / f"{name}{ext}").replace(build.contexts / f"{name}{ext}")
     return plugin
-
-
-def _run_trusted(cmd: list[str], cwd: Path, what: str) -> None:
-    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, preexec_fn=unlimited_stack)
-    if done.returncode != 0:
-        printed = " ".join((done.stdout + done.stderr).split())
-        reason = printed.rsplit("Error: ", 1)[-1] if "Error: " in printed else printed[-600:]
-        raise CheckerError(f"{what}: {reason}")
 
 
 def _fields(reply: Path) -> list[str]:
@@ -320,8 +320,8 @@ def native_environment(build: NativeBuild) -> dict[str, str]:
     return {
         "PROOFEVAL_PARSE": str(build.parser),
         "PROOFEVAL_OCAMLOPT": shutil.which("ocamlopt.opt") or "/usr/bin/ocamlopt.opt",
-        "PROOFEVAL_INCLUDE": f"{build.directory}:{build.contexts}",
-        "PROOFEVAL_LOAD_PATH": f"{build.directory}:{build.contexts}",
+        "PROOFEVAL_INCLUDE": build.interfaces,
+        "PROOFEVAL_LOAD_PATH": build.interfaces,
     }
 
 
@@ -329,7 +329,7 @@ def parser_environment(build: NativeBuild) -> dict[str, str]:
     """What proofeval_parse reads: where the modules the deny-list knows of are."""
     return {
         "PATH": "/usr/bin:/bin",
-        "PROOFEVAL_LOAD_PATH": f"{build.directory}:{build.contexts}",
+        "PROOFEVAL_LOAD_PATH": build.interfaces,
         "OCAMLRUNPARAM": "l=1000000000",
     }
 
