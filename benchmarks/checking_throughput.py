@@ -5,12 +5,17 @@ head and a second node on this machine, each node's actor booting its own core).
 prints every figure:
 
     .venv/bin/python benchmarks/checking_throughput.py [--attempts 2000] [--clients 64] [--no-ray]
+                                                       [--native auto|on|off]
 
 - throughput: every attempt, from `--clients` concurrent callers that each send batches
   of `--batch` (threads for the API, asyncio tasks for the service), against run_check;
 - latency: one attempt per call from a single caller, `--single` calls each through the
   API and the service, taking turns; the service's overhead per attempt is the
-  difference of medians.
+  difference of medians;
+- a statement new to the warm context (registered, and the worker cloned anew), one
+  attempt per call, against the same statements once known.
+
+`--native` chooses HOL Light's path for every layer alike (default auto, as proofeval's).
 
 The core is booted once (minutes) before anything is timed: `proofeval check` pays it
 on every invocation, the API and the service once per process. The service runs in this
@@ -40,7 +45,7 @@ import uvicorn
 from proofeval.api import Checker, problem
 from proofeval.check_run import CheckOptions, run_check
 from proofeval.client import CheckClient
-from proofeval.provers.hol_light.server import Launcher
+from proofeval.provers.hol_light.server import launcher
 from proofeval.provers.interface import CheckSettings
 from proofeval.service.app import ServiceConfig, create_app
 
@@ -63,7 +68,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def via_check(rows, base, workers: int) -> float:
+def via_check(rows, base, settings: CheckSettings) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         ids = {s: f"p{i}" for i, s in enumerate(dict.fromkeys(s for s, _, _ in rows))}
         problems = Path(tmp, "problems.jsonl")
@@ -74,7 +79,7 @@ def via_check(rows, base, workers: int) -> float:
         answers.write_text(
             "".join(json.dumps({"problem_id": ids[s], "answer": p}) + "\n" for s, p, _ in rows)
         )
-        opts = CheckOptions(problems, Path(tmp, "run"), answers, settings=CheckSettings(workers))
+        opts = CheckOptions(problems, Path(tmp, "run"), answers, settings=settings)
         start = time.perf_counter()
         results = run_check(opts, warm={"hol-light": base})
         seconds = time.perf_counter() - start
@@ -142,6 +147,19 @@ def single_latencies(calls, rows) -> list[list[float]]:
     return out
 
 
+def new_statements(checker: Checker, count: int = 20) -> tuple[float, float]:
+    """Median seconds of one attempt at a statement the warm context has not seen (it is
+    registered, and the worker is cloned anew to have it), then at the same ones again."""
+    rows = [(f"`!n. n + {k} = {k} + n`", "ARITH_TAC", "OK") for k in range(1000, 1000 + count)]
+
+    def call(statement: str, proof: str) -> str:
+        return checker.check([(problem("hol-light", statement), proof)])[0].verdict.value
+
+    (new,) = single_latencies([call], rows)
+    (known,) = single_latencies([call], rows)
+    return statistics.median(new), statistics.median(known)
+
+
 def serve(checker: Checker) -> tuple[uvicorn.Server, str]:
     config = ServiceConfig(provers=("hol-light",), max_batch=4096, max_queue=100_000)
     app = create_app(checker, config)
@@ -195,10 +213,10 @@ class LocalRay:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def via_ray(rows, clients: int, batch: int) -> tuple[float, list[float]]:
+def via_ray(rows, settings: CheckSettings, clients: int, batch: int) -> tuple[float, list[float]]:
     cluster = LocalRay()
     try:
-        with Checker(CheckSettings(), ray=cluster.address) as on_ray:
+        with Checker(settings, ray=cluster.address) as on_ray:  # workers: 1 per CPU
             print("Ray: each node boots its own HOL Light core...", file=sys.stderr, flush=True)
             # Boots both nodes' cores and loads the context on each. A statement new to a
             # node costs it a goal and a new clone of its worker (seconds under load): the
@@ -218,15 +236,22 @@ def main() -> int:
     ap.add_argument("--single", type=int, default=200, help="one-attempt calls (default 200)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--no-ray", action="store_true", help="leave out the Ray part")
+    ap.add_argument(
+        "--native", choices=("auto", "on", "off"), default="auto",
+        help="HOL Light natively compiled or on the toplevel, the same in every layer "
+        "(proofeval's --native; default auto)",
+    )  # fmt: skip
     args = ap.parse_args()
     rows = attempts(args.attempts)
     n = len(rows)
-    print("booting the HOL Light core (minutes)...", file=sys.stderr, flush=True)
-    launcher = Launcher()
+    settings = CheckSettings(workers=args.workers, native=args.native)
+    print("booting the HOL Light core...", file=sys.stderr, flush=True)
+    core = launcher(settings)
     start = time.perf_counter()
-    base = launcher.start()
-    print(f"core booted in {time.perf_counter() - start:.1f} s (paid by every `proofeval check`)")
-    settings = CheckSettings(workers=args.workers)
+    base = core.start()
+    path = "natively" if core.native else "on the toplevel"
+    print(f"core booted {path} in {time.perf_counter() - start:.1f} s "
+          "(paid by every `proofeval check`)")  # fmt: skip
     try:
         with (
             Checker(settings, warm={"hol-light": base}) as api,
@@ -238,7 +263,7 @@ def main() -> int:
             via_service(url, rows[:97], 8, 4)
             print(f"\n{n} attempts, {args.workers} workers, {args.clients} concurrent callers, "
                   f"{args.batch} attempts per call")  # fmt: skip
-            check_s = via_check(rows, base, args.workers)
+            check_s = via_check(rows, base, settings)
             line("run_check (proofeval check, warm)", check_s, n)
             api_s, api_lat = via_api(api, rows, args.clients, args.batch)
             line("API: Checker.check", api_s, n, api_lat)
@@ -256,16 +281,19 @@ def main() -> int:
             )
             http.close()
             server.should_exit = True
+            new_s, known_s = new_statements(api)
     finally:
-        launcher.close()  # the Ray nodes boot their own cores: free these cores first
+        core.close()  # the Ray nodes boot their own cores: free these cores first
     if not args.no_ray:
-        ray_s, ray_lat = via_ray(rows, args.clients, args.batch)
+        ray_s, ray_lat = via_ray(rows, settings, args.clients, args.batch)
         line("Ray: head + second node, 1 CPU each", ray_s, n, ray_lat)
     a50, s50 = statistics.median(one_api), statistics.median(one_svc)
     print(f"\none attempt per call, one caller, {len(sample)} calls each:")
     print(f"  API      p50 {a50 * 1e3:6.1f} ms  p99 {percentile(one_api, 0.99) * 1e3:6.1f} ms")
     print(f"  service  p50 {s50 * 1e3:6.1f} ms  p99 {percentile(one_svc, 0.99) * 1e3:6.1f} ms")
     print(f"  service overhead per attempt at p50: {(s50 - a50) * 1e3:.1f} ms (target <= 5)")
+    print(f"  a statement new to the warm context: p50 {new_s * 1e3:.1f} ms "
+          f"(the same statements again: {known_s * 1e3:.1f} ms)")  # fmt: skip
     print(f"\nper attempt under load: run_check {check_s / n * 1e3:.1f} ms, API "
           f"{api_s / n * 1e3:.1f} ms, service {svc_s / n * 1e3:.1f} ms "
           f"(+{(svc_s - api_s) / n * 1e3:.1f} ms over the API)")  # fmt: skip
