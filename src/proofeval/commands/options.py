@@ -80,8 +80,9 @@ def add_checker_options(p: argparse.ArgumentParser) -> None:
         choices=["auto", "on", "off"],
         default="auto",
         help="HOL Light: run its core and contexts as native code, compiled once and cached "
-        "(about 5x faster on heavy proofs; `auto` falls back to the bytecode toplevel, "
-        "saying why, where it cannot be built; default %(default)s)",
+        "(core start-up 5x and proofs of seconds 2.5x faster, tiny proofs about 2x slower "
+        "for the compile; `auto` falls back to the bytecode toplevel, saying why, where it "
+        "cannot be built; default %(default)s)",
     )
     g.add_argument(
         "--coqchk",
