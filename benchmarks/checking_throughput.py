@@ -219,7 +219,7 @@ def via_ray(rows, settings: CheckSettings, clients: int, batch: int) -> tuple[fl
         with Checker(settings, ray=cluster.address) as on_ray:  # workers: 1 per CPU
             print("Ray: each node boots its own HOL Light core...", file=sys.stderr, flush=True)
             # Boots both nodes' cores and loads the context on each. A statement new to a
-            # node costs it a goal and a new clone of its worker (seconds under load): the
+            # node costs it a goal and a new clone of its worker (about 0.1 s): the
             # API's context has every statement after its warm-up, so each node must too.
             # Attempts go to whichever node has room, so every statement is sent 4 times.
             via_api(on_ray, rows[: 97 * 4], 8, 4)
