@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from proofeval.commands.options import positive
 from proofeval.generate.client import SamplingSettings
@@ -47,20 +48,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
 def add_sampling_options(p: argparse.ArgumentParser) -> None:
     """The options that say which model to ask, and how (`sampling_settings` reads them)."""
     g = p.add_argument_group("model")
-    g.add_argument("--model", required=True, help="model name, as the endpoint knows it")
-    g.add_argument(
-        "--base-url",
-        metavar="URL",
-        help="an OpenAI-compatible API, e.g. http://localhost:8000/v1 for `vllm serve` "
-        "(default: $OPENAI_BASE_URL, else OpenAI's)",
-    )
-    g.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        metavar="NAME",
-        help="environment variable holding the API key (default %(default)s; "
-        "when it is unset the key sent is 'EMPTY', which local servers accept)",
-    )
+    add_endpoint_options(g, model_required=True)
     g.add_argument(
         "--style",
         choices=("chat", "completion"),
@@ -77,13 +65,42 @@ def add_sampling_options(p: argparse.ArgumentParser) -> None:
         help="completions per problem, for pass@k up to k=N (default %(default)s)",
     )
     g.add_argument(
+        "--top-p", type=probability, metavar="P", help="nucleus sampling (default: the server's)"
+    )
+    g.add_argument(
+        "--no-n",
+        action="store_true",
+        help="one request per sample, for servers without the `n` parameter (without this "
+        "option a server that ignores or rejects n is detected and asked this way)",
+    )
+
+
+def add_endpoint_options(g: argparse._ArgumentGroup, *, model_required: bool) -> None:
+    """The options of every command that calls a model (`endpoint_settings` reads them)."""
+    g.add_argument(
+        "--model",
+        required=model_required,
+        help="model name, as the endpoint knows it"
+        + ("" if model_required else " (needed unless every call is stored)"),
+    )
+    g.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="an OpenAI-compatible API, e.g. http://localhost:8000/v1 for `vllm serve` "
+        "(default: $OPENAI_BASE_URL, else OpenAI's)",
+    )
+    g.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="NAME",
+        help="environment variable holding the API key (default %(default)s; "
+        "when it is unset the key sent is 'EMPTY', which local servers accept)",
+    )
+    g.add_argument(
         "--temperature",
         type=non_negative,
         metavar="T",
         help="sampling temperature (default: the server's)",
-    )
-    g.add_argument(
-        "--top-p", type=probability, metavar="P", help="nucleus sampling (default: the server's)"
     )
     g.add_argument(
         "--max-tokens",
@@ -95,12 +112,6 @@ def add_sampling_options(p: argparse.ArgumentParser) -> None:
         "--reasoning-effort",
         metavar="E",
         help="reasoning effort for reasoning models, e.g. low, medium, high (sent only if given)",
-    )
-    g.add_argument(
-        "--no-n",
-        action="store_true",
-        help="one request per sample, for servers without the `n` parameter (without this "
-        "option a server that ignores or rejects n is detected and asked this way)",
     )
     g.add_argument(
         "--concurrency",
@@ -138,20 +149,26 @@ def add_template_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) ->
 
 def sampling_settings(args: argparse.Namespace) -> SamplingSettings:
     return SamplingSettings(
-        model=args.model,
-        base_url=args.base_url,
+        **endpoint_settings(args),
         style=args.style,
         samples=args.samples,
-        temperature=args.temperature,
         top_p=args.top_p,
-        max_tokens=args.max_tokens,
-        reasoning_effort=args.reasoning_effort,
-        concurrency=args.concurrency,
-        max_retries=args.max_retries,
-        request_timeout=args.request_timeout,
-        api_key_env=args.api_key_env,
         use_n=not args.no_n,
     )
+
+
+def endpoint_settings(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "model": args.model,
+        "base_url": args.base_url,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "reasoning_effort": args.reasoning_effort,
+        "concurrency": args.concurrency,
+        "max_retries": args.max_retries,
+        "request_timeout": args.request_timeout,
+        "api_key_env": args.api_key_env,
+    }
 
 
 def add_extraction_options(p: argparse.ArgumentParser) -> None:

@@ -6,7 +6,11 @@ import argparse
 from pathlib import Path
 
 from proofeval.check_run import say
-from proofeval.commands.generate import non_negative, non_negative_int
+from proofeval.commands.generate import (
+    add_endpoint_options,
+    endpoint_settings,
+    non_negative_int,
+)
 from proofeval.commands.options import positive
 from proofeval.generate.client import SamplingSettings
 from proofeval.grading.report import document as report_document
@@ -70,65 +74,14 @@ def configure(sub: argparse._SubParsersAction) -> None:
         help="pf: rewrites asked again, with the errors found, when a rewrite does not "
         "parse or is not faithful (default %(default)s)",
     )
-    g = p.add_argument_group("model")
-    g.add_argument(
-        "--model", help="model name, as the endpoint knows it (needed unless all is stored)"
-    )
-    g.add_argument(
-        "--base-url",
-        metavar="URL",
-        help="an OpenAI-compatible API, e.g. http://localhost:8000/v1 for `vllm serve` "
-        "(default: $OPENAI_BASE_URL, else OpenAI's)",
-    )
-    g.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        metavar="NAME",
-        help="environment variable holding the API key (default %(default)s)",
-    )
-    g.add_argument("--temperature", type=non_negative, metavar="T", help="default: the server's")
-    g.add_argument("--max-tokens", type=positive(int), metavar="N", help="most tokens per answer")
-    g.add_argument(
-        "--reasoning-effort", metavar="E", help="e.g. low, medium, high (sent only if given)"
-    )
-    g.add_argument(
-        "--concurrency",
-        type=positive(int),
-        default=8,
-        metavar="N",
-        help="requests in flight at once (default %(default)s)",
-    )
-    g.add_argument(
-        "--max-retries",
-        type=non_negative_int,
-        default=6,
-        metavar="N",
-        help="retries after 429, 5xx, timeouts and lost connections (default %(default)s)",
-    )
-    g.add_argument(
-        "--request-timeout",
-        type=positive(float),
-        default=600.0,
-        metavar="S",
-        help="seconds before a request is abandoned and retried (default %(default)s)",
-    )
+    add_endpoint_options(p.add_argument_group("model"), model_required=False)
     p.set_defaults(handler=run)
 
 
 def sampling(args: argparse.Namespace) -> SamplingSettings | None:
     if args.model is None:
         return None
-    return SamplingSettings(
-        model=args.model,
-        base_url=args.base_url,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
-        reasoning_effort=args.reasoning_effort,
-        concurrency=args.concurrency,
-        max_retries=args.max_retries,
-        request_timeout=args.request_timeout,
-        api_key_env=args.api_key_env,
-    )
+    return SamplingSettings(**endpoint_settings(args))
 
 
 def run(args: argparse.Namespace) -> int:
