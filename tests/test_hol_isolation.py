@@ -146,7 +146,7 @@ def test_the_environment_holds_nothing_of_the_caller(hostile: WarmProcess) -> No
         "PATH", "HOME", "TMPDIR", "LANG", "PWD", "PROOFEVAL_SOCKET", "PROOFEVAL_BUILD_DIR",
         "HOLLIGHT_DIR", "OCAMLRUNPARAM",
         # the native path: where its parser, compiler and interfaces are
-        "PROOFEVAL_PARSE", "PROOFEVAL_OCAMLOPT", "PROOFEVAL_INCLUDE", "PROOFEVAL_LOAD_PATH",
+        "PROOFEVAL_PARSE", "PROOFEVAL_OCAMLOPT", "PROOFEVAL_LOAD_PATH",
     }, names  # fmt: skip
 
 

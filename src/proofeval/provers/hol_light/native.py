@@ -320,7 +320,6 @@ def native_environment(build: NativeBuild) -> dict[str, str]:
     return {
         "PROOFEVAL_PARSE": str(build.parser),
         "PROOFEVAL_OCAMLOPT": shutil.which("ocamlopt.opt") or "/usr/bin/ocamlopt.opt",
-        "PROOFEVAL_INCLUDE": build.interfaces,
         "PROOFEVAL_LOAD_PATH": build.interfaces,
     }
 
