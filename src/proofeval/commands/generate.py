@@ -148,27 +148,25 @@ def add_template_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) ->
 
 
 def sampling_settings(args: argparse.Namespace) -> SamplingSettings:
-    return SamplingSettings(
-        **endpoint_settings(args),
-        style=args.style,
-        samples=args.samples,
-        top_p=args.top_p,
-        use_n=not args.no_n,
+    return endpoint_settings(
+        args, style=args.style, samples=args.samples, top_p=args.top_p, use_n=not args.no_n
     )
 
 
-def endpoint_settings(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "model": args.model,
-        "base_url": args.base_url,
-        "temperature": args.temperature,
-        "max_tokens": args.max_tokens,
-        "reasoning_effort": args.reasoning_effort,
-        "concurrency": args.concurrency,
-        "max_retries": args.max_retries,
-        "request_timeout": args.request_timeout,
-        "api_key_env": args.api_key_env,
-    }
+def endpoint_settings(args: argparse.Namespace, **sampling: Any) -> SamplingSettings:
+    """The settings `add_endpoint_options` gave, with a command's own `sampling` ones."""
+    return SamplingSettings(
+        model=args.model,
+        base_url=args.base_url,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        reasoning_effort=args.reasoning_effort,
+        concurrency=args.concurrency,
+        max_retries=args.max_retries,
+        request_timeout=args.request_timeout,
+        api_key_env=args.api_key_env,
+        **sampling,
+    )
 
 
 def add_extraction_options(p: argparse.ArgumentParser) -> None:

@@ -81,7 +81,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
 def sampling(args: argparse.Namespace) -> SamplingSettings | None:
     if args.model is None:
         return None
-    return SamplingSettings(**endpoint_settings(args))
+    return endpoint_settings(args)
 
 
 def run(args: argparse.Namespace) -> int:
