@@ -43,11 +43,11 @@ from pathlib import Path
 import uvicorn
 
 from proofeval.api import Checker, problem
-from proofeval.check_run import CheckOptions, run_check
 from proofeval.client import CheckClient
 from proofeval.provers.hol_light.server import launcher
 from proofeval.provers.interface import CheckSettings
-from proofeval.service.app import ServiceConfig, create_app
+from proofeval.runs.check import CheckOptions, run_check
+from proofeval.scale.service.app import ServiceConfig, create_app
 
 
 def attempts(n: int) -> list[tuple[str, str, str]]:

@@ -48,7 +48,7 @@ FINISHED = re.compile(r"Finished (?:failing )?transaction in ([\d.]+) secs")
 def headers(count: int) -> list[str]:
     if not SHARED.is_dir():
         return FALLBACK_HEADERS
-    from proofeval.suites import minif2f_rocq
+    from proofeval.loaders import minif2f_rocq
 
     seen: dict[str, None] = {}
     for problem in minif2f_rocq.load(SHARED / "valid", "valid"):

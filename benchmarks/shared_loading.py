@@ -40,15 +40,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from proofeval.check_run import CheckOptions, run_check
+from proofeval.builders.hol_light import BuildOptions, build
 from proofeval.errors import read_text
+from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Outcome, Problem
 from proofeval.provers.hol_light import contexts
 from proofeval.provers.hol_light.pool import HolLightChecker
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher, WarmProcess
 from proofeval.provers.interface import CheckSettings, Job
-from proofeval.suites import load_benchmark
-from proofeval.suites.builder import BuildOptions, build
+from proofeval.runs.check import CheckOptions, run_check
 
 # Each file is a chain of 2 to 300 problems (its `needs` inlined, so two_squares.ml's chain
 # starts with Library/prime.ml's 274 theorems; perfect.ml's contexts all load prime.ml).

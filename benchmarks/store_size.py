@@ -12,8 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from proofeval.loaders import load_benchmark
 from proofeval.store import FILE_NAME, RunStore
-from proofeval.suites import load_benchmark
 
 
 def main() -> None:

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from proofeval import baselines, check_run
-from proofeval.baseline_run import BaselineOptions, run_baseline, solve_table
+from proofeval.baselines import tactics
+from proofeval.baselines.run import BaselineOptions, run_baseline, solve_table
 from proofeval.cli import main
 from proofeval.model import Attempt
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
+from proofeval.runs import check as check_run
 from proofeval.store import RunStore
 
 PROBLEMS = [
@@ -38,12 +39,12 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 
 def test_tables_have_a_row_per_prover_and_method() -> None:
-    hol = baselines.portfolio("hol-light", "portfolio")
+    hol = tactics.portfolio("hol-light", "portfolio")
     assert [t.answer for t in hol[:2]] == ["ARITH_TAC", "INT_ARITH_TAC"]
     assert len(hol) == 14 and hol[7].answer == "REPEAT STRIP_TAC THEN ARITH_TAC"
-    coq = baselines.portfolio("coq", "portfolio")
+    coq = tactics.portfolio("coq", "portfolio")
     assert [t.name for t in coq][-1] == "sauto" and coq[0].answer == "Proof. lia. Qed."
-    assert [t.name for t in baselines.portfolio("coq", "hammer")] == ["hammer", "sauto"]
+    assert [t.name for t in tactics.portfolio("coq", "hammer")] == ["hammer", "sauto"]
 
 
 @pytest.mark.hol

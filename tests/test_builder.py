@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from proofeval.check_run import CheckOptions, run_check
+from proofeval.builders.categories import Rule
+from proofeval.builders.hol_light import BuildOptions, BuildReport, build
 from proofeval.errors import InputError
+from proofeval.loaders import load_benchmark
 from proofeval.model import Verdict
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
 from proofeval.provers.interface import CheckSettings
-from proofeval.suites import load_benchmark
-from proofeval.suites.builder import BuildOptions, BuildReport, build
-from proofeval.suites.categories import Rule
+from proofeval.runs.check import CheckOptions, run_check
 
 SETTINGS = CheckSettings(workers=2)
 

@@ -13,14 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from proofeval.check_run import CheckOptions, run_check
-from proofeval.commands import build as build_command
-from proofeval.errors import InputError
-from proofeval.model import Verdict
-from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
-from proofeval.provers.interface import CheckSettings
-from proofeval.suites import load_benchmark, s2n_layout
-from proofeval.suites.builder import (
+from proofeval.builders.hol_light import (
     MET_AGAIN,
     SAME_GOAL,
     Builder,
@@ -29,6 +22,13 @@ from proofeval.suites.builder import (
     build,
     write_benchmark,
 )
+from proofeval.commands import build as build_command
+from proofeval.errors import InputError
+from proofeval.loaders import load_benchmark, s2n_layout
+from proofeval.model import Verdict
+from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
+from proofeval.provers.interface import CheckSettings
+from proofeval.runs.check import CheckOptions, run_check
 
 PRIMES = """let ADD_0 = prove(`!n. n + 0 = n`, ARITH_TAC);;
 

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from proofeval.check_run import CheckOptions, run_check
 from proofeval.cli import main
 from proofeval.provers.hol_light.server import (
     WORKDIR_PREFIX,
@@ -23,6 +22,7 @@ from proofeval.provers.hol_light.server import (
     remove_abandoned_workdirs,
 )
 from proofeval.provers.interface import CheckSettings
+from proofeval.runs.check import CheckOptions, run_check
 
 SETUP_DEFS = "let TWICE = new_definition `TWICE n = 2 * n`;;\n"
 

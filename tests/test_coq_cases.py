@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from proofeval.errors import InputError
+from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq import CoqChecker
 from proofeval.provers.interface import CheckSettings, Job
-from proofeval.suites import load_benchmark
 
 if shutil.which("coqtop") is None:
     pytest.skip("Coq is not installed (make install)", allow_module_level=True)

@@ -8,10 +8,10 @@ from collections import Counter
 
 import pytest
 
+from proofeval.loaders import minif2f_rocq
 from proofeval.model import Attempt, Outcome, Stage, Verdict
 from proofeval.provers.coq import CoqChecker
 from proofeval.provers.interface import CheckSettings, Job
-from proofeval.suites import minif2f_rocq
 from tests.conftest import shared_data
 
 # Statements Coq 8.16 with Debian's libraries cannot state (checked by hand):

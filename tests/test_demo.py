@@ -6,11 +6,11 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from proofeval.check_run import CheckOptions, run_check
 from proofeval.commands.demo import demo_file
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
 from proofeval.report.table import category_table, format_table
+from proofeval.runs.check import CheckOptions, run_check
 from tests.conftest import on_both_paths
 
 hol_base, core = on_both_paths()  # the demo's verdicts are the same on both paths

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from proofeval.builders import why3_tool
 from proofeval.cli import main
+from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Outcome, Verdict
 from proofeval.provers.coq import CoqChecker
 from proofeval.provers.interface import CheckSettings, Job
-from proofeval.suites import load_benchmark
-from proofeval.why3 import tool
 
 if shutil.which("frama-c") is None or shutil.which("why3") is None:
     pytest.skip("Frama-C and Why3 are not installed (make install)", allow_module_level=True)
@@ -60,7 +60,7 @@ def test_wp_goals_become_problems_that_type_check(bench: Path, tmp_path: Path) -
     assert len(files) == len(problems)
     for file in files:
         done = subprocess.run(
-            ["coqc", "-q", "-R", str(tool.coq_library()), "Why3", file.name],
+            ["coqc", "-q", "-R", str(why3_tool.coq_library()), "Why3", file.name],
             cwd=file.parent, capture_output=True, text=True,
         )  # fmt: skip
         assert done.returncode == 0, f"{file}: {done.stderr}"

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from proofeval.check_run import CheckOptions, run_check
 from proofeval.errors import InputError
 from proofeval.model import Verdict
 from proofeval.provers.hol_light.server import (
@@ -20,6 +19,7 @@ from proofeval.provers.hol_light.server import (
 )
 from proofeval.provers.interface import CheckSettings
 from proofeval.provers.sandbox import bwrap_prefix
+from proofeval.runs.check import CheckOptions, run_check
 
 PROOFEVAL = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "proofeval"
 MISSING = "Library/no_such_file.ml"

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from proofeval.answers import number_attempts, read_answers
 from proofeval.errors import InputError
 from proofeval.generate.extract import extract_proof
+from proofeval.loaders import load_benchmark
+from proofeval.loaders.answers import number_attempts, read_answers
 from proofeval.model import Attempt, Problem
-from proofeval.suites import load_benchmark
 from proofeval.timeouts import TimeoutPolicy, load_policy
 from tests.conftest import shared_data
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from proofeval.check_run import CheckOptions, run_check
 from proofeval.errors import InputError
 from proofeval.model import Problem
 from proofeval.provers.hol_light.server import WarmProcess
@@ -17,6 +16,7 @@ from proofeval.provers.interface import CheckSettings
 from proofeval.provers.registry import check_all
 from proofeval.report.json_report import run_document
 from proofeval.report.run_data import load_run
+from proofeval.runs.check import CheckOptions, run_check
 
 COQ_HEADER = "Require Import Arith Lia."
 PROBLEMS = [

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from proofeval.check_run import CheckOptions, run_check
+from proofeval.builders.obfuscate import obfuscate
 from proofeval.commands import build as build_command
 from proofeval.commands import obfuscate as obfuscate_command
 from proofeval.commands import profile as profile_command
 from proofeval.model import Problem, Verdict
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
 from proofeval.provers.interface import CheckSettings
-from proofeval.suites.obfuscate import obfuscate
+from proofeval.runs.check import CheckOptions, run_check
 
 DEFS = "let twice = new_definition `twice (n:num) = 2 * n`;;\n"
 

@@ -21,10 +21,10 @@ import pytest
 import ray
 
 from proofeval.api import Checker, problem
-from proofeval.check_run import CheckOptions, run_check
 from proofeval.model import Attempt, Outcome, Problem, Verdict
 from proofeval.provers.interface import CheckSettings, Job
-from proofeval.ray_executor import check_all
+from proofeval.runs.check import CheckOptions, run_check
+from proofeval.scale.ray_cluster import check_all, on_cluster
 from tests.test_api import ANSWERS, PROBLEMS, scratch_named, write_jsonl
 
 RAY = Path(sys.executable).parent / "ray"
@@ -32,6 +32,10 @@ COQ_PROBLEMS = [p for p in PROBLEMS if p["prover"] == "coq"]
 COQ_ANSWERS = [a for a in ANSWERS if a[0].startswith("coq.")]
 HOL_PROBLEMS = [p for p in PROBLEMS if p["prover"] == "hol-light"]
 HOL_ANSWERS = [a for a in ANSWERS if a[0].startswith("hol.")]
+
+
+def remote(address: str | None):
+    return on_cluster(address) if address is not None else None
 
 
 def free_port() -> int:
@@ -107,8 +111,10 @@ def test_verdicts_on_ray_equal_proofeval_check(cluster: Cluster, tmp_path: Path)
     answers_file = write_jsonl(tmp_path / "answers.jsonl", answers)
 
     def checked(out: str, ray_address: str | None) -> list[tuple]:
-        opts = CheckOptions(problems, tmp_path / out, answers_file,
-                            settings=CheckSettings(workers=2), ray=ray_address)  # fmt: skip
+        settings = CheckSettings(workers=2)
+        opts = CheckOptions(
+            problems, tmp_path / out, answers_file, settings=settings, remote=remote(ray_address)
+        )
         rows = run_check(opts)
         return sorted((r.problem_id, r.attempt, r.verdict, r.stage, r.message) for r in rows)
 
@@ -131,7 +137,7 @@ def test_hol_light_verdicts_on_ray_equal_proofeval_check(cluster: Cluster, tmp_p
     def checked(out: str, ray_address: str | None) -> list[tuple]:
         settings = CheckSettings(workers=1, native="on")
         opts = CheckOptions(
-            problems, tmp_path / out, answers_file, settings=settings, ray=ray_address
+            problems, tmp_path / out, answers_file, settings=settings, remote=remote(ray_address)
         )
         rows = run_check(opts)
         return sorted((r.problem_id, r.attempt, r.verdict, r.stage, scratch_named(r.message))

@@ -27,22 +27,21 @@ from pathlib import Path
 
 import pytest
 
-from proofeval.check_run import CheckOptions, run_check
 from proofeval.cli import main
 from proofeval.errors import CheckerError
 from proofeval.model import Attempt, Outcome, Problem, Verdict
 from proofeval.provers.hol_light.pool import HolLightChecker
-from proofeval.provers.hol_light.server import (
+from proofeval.provers.hol_light.protocol import (
     MAX_FIELD_BYTES,
     MAX_FIELDS,
     Connection,
-    Launcher,
-    WarmProcess,
     decode_text,
     encode,
 )
+from proofeval.provers.hol_light.server import Launcher, WarmProcess
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.report.table import RESULTS_COLUMNS, category_table, format_table
+from proofeval.runs.check import CheckOptions, run_check
 from proofeval.store import RunStore
 
 

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from proofeval.check_run import CheckOptions, run_check
 from proofeval.cli import main
 from proofeval.generate.client import SamplingSettings
-from proofeval.generate_run import GenerateOptions, run_generate
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
 from proofeval.report.run_data import load_run
-from proofeval.run_stream import RunOptions, run_pipeline
+from proofeval.runs.check import CheckOptions, run_check
+from proofeval.runs.generate import GenerateOptions, run_generate
+from proofeval.runs.stream import RunOptions, run_pipeline
 from proofeval.store import RunStore
 from tests.openai_stub import StubServer
 from tests.test_cli_check import count_verdicts, wait_for_verdicts

@@ -9,20 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from proofeval.check_run import CheckOptions, run_check
-from proofeval.commands import problems as problems_command
-from proofeval.errors import InputError
-from proofeval.model import Problem
-from proofeval.provers.hol_light.server import WarmProcess
-from proofeval.suites import load_benchmark, s2n_official
-from proofeval.suites.categories import (
+from proofeval.builders.categories import (
     OFFICIAL_RULES,
     categorize,
     has_keyword,
     load_rules,
     rules_json,
 )
-from proofeval.suites.profile import TimeoutRule
+from proofeval.builders.profile import TimeoutRule
+from proofeval.commands import problems as problems_command
+from proofeval.errors import InputError
+from proofeval.loaders import load_benchmark, s2n_official
+from proofeval.model import Problem
+from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.runs.check import CheckOptions, run_check
 from proofeval.timeouts import load_policy
 from tests.conftest import shared_data
 

@@ -24,14 +24,14 @@ import pytest
 import uvicorn
 
 from proofeval.api import Checker
-from proofeval.check_run import CheckOptions, run_check
 from proofeval.cli import main
 from proofeval.client import CheckClient
 from proofeval.errors import CheckerError
 from proofeval.model import Verdict
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
-from proofeval.service.app import ServiceConfig, create_app
+from proofeval.runs.check import CheckOptions, run_check
+from proofeval.scale.service.app import ServiceConfig, create_app
 from tests.test_api import ANSWERS, COQ_SPIN, HOL_SPIN, PROBLEMS, scratch_named, write_jsonl
 
 TOKEN = "a-test-token-of-some-length"
@@ -127,7 +127,7 @@ def test_bench_problems_by_id_with_their_timeouts(hol_base: WarmProcess, tmp_pat
 
 
 def from_jsonl(tmp_path: Path, rows) -> dict:
-    from proofeval.suites import load_benchmark
+    from proofeval.loaders import load_benchmark
 
     path = write_jsonl(tmp_path / "bench.jsonl", list(rows))
     return {p.id: p for p in load_benchmark(path).problems}

@@ -1,4 +1,4 @@
-"""`baseline --method atp` (Why3's automatic provers through tool.ml) against `why3 prove`
+"""`baseline --method atp` (Why3's automatic provers through why3_tool.ml) against `why3 prove`
 run directly on the same goals, and `select` on its results."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from proofeval.builders import why3_tool
 from proofeval.cli import main
 from proofeval.commands.select import choose, sizes
-from proofeval.suites import why3_vcs
-from proofeval.why3 import tool
+from proofeval.loaders import why3_vcs as vc_benchmark
 
 GALLERY = Path("/usr/share/doc/why3-examples/examples")
 PROGRAMS = ("fact.mlw", "isqrt.mlw")  # 13 goals Z3 closes at 2 s, 3 it does not
@@ -33,7 +33,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def why3_prove(prover: str, seconds: int) -> list[tuple[str, bool]]:
     """(goal, valid) for each goal, in order, as `why3 prove -P` reports them."""
     done = subprocess.run(
-        ["why3", "-C", str(tool.config()), "prove", "-P", prover, "-t", str(seconds),
+        ["why3", "-C", str(why3_tool.config()), "prove", "-P", prover, "-t", str(seconds),
          *(str(GALLERY / p) for p in PROGRAMS)],
         capture_output=True, text=True,
     )  # fmt: skip
@@ -48,9 +48,9 @@ def test_the_atp_baseline_agrees_with_why3_prove(bench: Path, tmp_path: Path) ->
             "--atp-strategy", "flat", "--atp-prover", "Z3"]  # fmt: skip
     assert main(argv) == 0
     rows = {row["problem_id"]: row for row in csv.DictReader((run / "baseline.csv").open())}
-    order = [p["id"] for p in why3_vcs.manifest(bench)["problems"]]
+    order = [p["id"] for p in vc_benchmark.manifest(bench)["problems"]]
     ours = [(pid.split(".")[-1], rows[pid]["solved"] == "1") for pid in order]
-    version = re.search(r'name = "Z3"\npath = .*\nversion = "(.*)"', tool.config().read_text())
+    version = re.search(r'name = "Z3"\npath = .*\nversion = "(.*)"', why3_tool.config().read_text())
     assert version is not None
     direct = why3_prove(f"Z3,{version.group(1)},", 2)  # the plain Z3, no alternative
     assert ours == direct
@@ -84,7 +84,7 @@ def test_select_keeps_the_rate_per_category_reproducibly() -> None:
 def test_select_writes_a_benchmark_of_the_chosen_problems(bench: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()
-    ids = [p["id"] for p in why3_vcs.manifest(bench)["problems"]]
+    ids = [p["id"] for p in vc_benchmark.manifest(bench)["problems"]]
     rows = [["problem_id", "category", "solved", "tactic", "seconds"]]
     rows += [[pid, "examples", str(int(i % 4 == 0)), "", ""] for i, pid in enumerate(ids)]
     with (run / "baseline.csv").open("w", newline="") as out:
@@ -92,8 +92,8 @@ def test_select_writes_a_benchmark_of_the_chosen_problems(bench: Path, tmp_path:
     subset = tmp_path / "subset"
     argv = ["select", str(bench), "--atp", str(run), "--target-pass", "0.25", "--out"]
     assert main([*argv, str(subset)]) == 0
-    manifest = json.loads((subset / why3_vcs.MANIFEST).read_text())
+    manifest = json.loads((subset / vc_benchmark.MANIFEST).read_text())
     assert manifest["selection"]["pass"] == 0.25
-    chosen = why3_vcs.load(subset, "subset")
+    chosen = vc_benchmark.load(subset, "subset")
     assert len(chosen) == 16 and {p.id for p in chosen} <= set(ids)
     assert main([*argv, str(subset)]) == 2  # an existing --out is not overwritten

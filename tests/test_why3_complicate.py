@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from proofeval.suites import why3_vcs
-from proofeval.suites.complicate import complicate, tokens
-from proofeval.why3 import tool
+from proofeval.builders import why3_tool, why3_vcs
+from proofeval.builders.complicate import complicate, tokens
+from proofeval.loaders import why3_vcs as vc_benchmark
 
 GALLERY = Path("/usr/share/doc/why3-examples/examples")
 
@@ -100,9 +100,9 @@ def test_the_build_records_what_each_problem_lost(tmp_path: Path) -> None:
         "lemma function helper",
     ]  # fmt: skip
     assert erased["m.M.g'vc"] == ["assert at line 24", "lemma easy", "lemma function helper"]
-    manifest = json.loads((tmp_path / "hard" / why3_vcs.MANIFEST).read_text())
+    manifest = json.loads((tmp_path / "hard" / vc_benchmark.MANIFEST).read_text())
     assert manifest["complicated"] is True
-    assert all("x + 0 = x" not in p.statement for p in why3_vcs.load(tmp_path / "hard", "hard"))
+    assert all("x + 0 = x" not in p.statement for p in vc_benchmark.load(tmp_path / "hard", "hard"))
 
 
 @pytest.mark.skipif(not (GALLERY / "gcd.mlw").is_file(), reason="why3-examples not installed")
@@ -124,7 +124,7 @@ def test_gallery_programs_lose_only_their_asserts_and_lemmas(program: str, tmp_p
     }
     complicated = tmp_path / program
     complicated.write_text(text)
-    goals = {(g.module, g.goal) for g in tool.print_coq(GALLERY / program, tmp_path, False)}
-    left = {(g.module, g.goal) for g in tool.print_coq(complicated, tmp_path, False)}
+    goals = {(g.module, g.goal) for g in why3_tool.print_coq(GALLERY / program, tmp_path, False)}
+    left = {(g.module, g.goal) for g in why3_tool.print_coq(complicated, tmp_path, False)}
     assert left <= goals
     assert {goal.removesuffix("'vc") for _, goal in goals - left} == lost

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from proofeval.builders import why3_tool, why3_vcs
 from proofeval.cli import main
 from proofeval.errors import InputError
+from proofeval.loaders import load_benchmark
+from proofeval.loaders import why3_vcs as vc_benchmark
 from proofeval.model import Attempt, Outcome, Problem, Verdict
 from proofeval.provers.coq import CoqChecker
 from proofeval.provers.interface import CheckSettings, Job
-from proofeval.suites import load_benchmark, why3_vcs
-from proofeval.why3 import tool
 
 GALLERY = Path("/usr/share/doc/why3-examples/examples")
 PROGRAMS = ("gcd.mlw", "fact.mlw", "isqrt.mlw")
@@ -47,7 +48,7 @@ def test_every_goal_of_the_programs_is_a_problem_with_a_stable_id(
     assert "isqrt.Square.sqr_non_neg" in problems
     assert {p.category for p in problems.values()} == {"examples"}
     assert all(p.prover == "coq" and p.directory == str(bench.resolve()) for p in problems.values())
-    library = tool.coq_library()
+    library = why3_tool.coq_library()
     assert (bench / "_CoqProject").read_text() == f"-R {library} Why3\n"
 
 
@@ -56,13 +57,13 @@ def test_the_statement_is_the_goal_why3_prove_prints(
 ) -> None:
     """The same goals, word for word, as `why3 prove -P coq` writes them."""
     subprocess.run(
-        ["why3", "-C", str(tool.config()), "prove", "-P", "Coq", "-o", str(tmp_path),
+        ["why3", "-C", str(why3_tool.config()), "prove", "-P", "Coq", "-o", str(tmp_path),
          str(GALLERY / "gcd.mlw")],
         check=True, capture_output=True,
     )  # fmt: skip
     printed = {}
     for file in tmp_path.glob("*.v"):
-        header, statement = why3_vcs.split_vc(file.read_text(), file)
+        header, statement = vc_benchmark.split_vc(file.read_text(), file)
         printed[file.name] = (header, statement)
     ours = [p for p in problems.values() if p.id.startswith("gcd.")]
     assert len(printed) == len(ours) == 13
@@ -82,7 +83,7 @@ def test_problems_of_one_context_share_their_header(problems: dict[str, Problem]
 def test_every_statement_type_checks_under_coqc_with_admitted(bench: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy"
     shutil.copytree(bench, copy)
-    library = str(tool.coq_library())
+    library = str(why3_tool.coq_library())
     files = sorted((copy / "vcs").rglob("*.v"))
     assert len(files) == 29
     for file in files:
@@ -140,7 +141,7 @@ def test_a_source_why3_rejects_is_skipped_with_its_reason(tmp_path: Path) -> Non
     assert built.problems[0]["category"] == "mine"
     assert [s["source"] for s in built.skipped] == [str(bad)]
     assert "unbound" in built.skipped[0]["why"].lower()
-    manifest = json.loads((out / why3_vcs.MANIFEST).read_text())
+    manifest = json.loads((out / vc_benchmark.MANIFEST).read_text())
     assert manifest["skipped"] == built.skipped
     with pytest.raises(InputError, match="no verification conditions"):
         why3_vcs.build([bad], tmp_path / "none", {})

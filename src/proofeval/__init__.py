@@ -8,7 +8,7 @@ __all__ = ["Checker"]
 
 def __getattr__(name: str):
     if name == "Checker":  # imported on first use: the command line does not need it
-        from proofeval.api import Checker
+        from proofeval.scale.api import Checker
 
         return Checker
     raise AttributeError(f"module 'proofeval' has no attribute {name!r}")

@@ -5,27 +5,26 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from proofeval import baselines, baselines_atp
-from proofeval.baseline_run import CSV_NAME, BaselineOptions, closers, run_baseline, solve_table
-from proofeval.check_run import say
+from proofeval.baselines import atp, tactics
+from proofeval.baselines.run import CSV_NAME, BaselineOptions, closers, run_baseline, solve_table
 from proofeval.commands.options import add_checker_options, checker_settings, positive
+from proofeval.console import say
 
 
 def _methods_help() -> str:
     """Each method with the provers that have it and their portfolio's size."""
     rows = []
-    for method in baselines.METHODS:
+    for method in tactics.METHODS:
         provers = [
-            f"{prover}: {len(tactics)} tactics"
-            for (prover, m), tactics in sorted(baselines.TACTICS.items())
+            f"{prover}: {len(portfolio)} tactics"
+            for (prover, m), portfolio in sorted(tactics.TACTICS.items())
             if m == method
         ]
         rows.append(f"{method} ({', '.join(provers)})")
     rows.append(
-        f"{baselines_atp.METHOD} (a benchmark `build why3` wrote: Why3's automatic provers, "
-        "see --atp-budget)"
+        f"{atp.METHOD} (a benchmark `build why3` wrote: Why3's automatic provers, see --atp-budget)"
     )
-    return " or ".join(rows) + "; the tactics are listed in proofeval/baselines.py"
+    return " or ".join(rows) + "; the tactics are listed in proofeval/baselines/tactics.py"
 
 
 def configure(sub: argparse._SubParsersAction) -> None:
@@ -70,23 +69,23 @@ def configure(sub: argparse._SubParsersAction) -> None:
 
 
 def add_atp_options(p: argparse.ArgumentParser) -> None:
-    atp = p.add_argument_group("atp method (Why3's automatic provers on VC benchmarks)")
-    atp.add_argument(
+    group = p.add_argument_group("atp method (Why3's automatic provers on VC benchmarks)")
+    group.add_argument(
         "--atp-budget",
         type=positive(float),
         default=10.0,
         metavar="SECONDS",
         help="wall-clock budget of the strategy on each VC (default %(default)s)",
     )
-    atp.add_argument(
+    group.add_argument(
         "--atp-strategy",
-        choices=baselines_atp.STRATEGIES,
+        choices=atp.STRATEGIES,
         default="auto3",
         help="auto3: shaped as Why3's Auto_level_3 over all the provers (all at 1 s, "
         "split_vc, all at 5 s, introduce_premises + inline_goal + split_all_full, all at "
         "30 s; each capped by the budget); flat: one call of all provers (default %(default)s)",
     )
-    atp.add_argument(
+    group.add_argument(
         "--atp-prover",
         action="append",
         default=[],
@@ -97,7 +96,7 @@ def add_atp_options(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.method == baselines_atp.METHOD:
+    if args.method == atp.METHOD:
         return run_atp(args)
     if args.timeout_map is not None or args.timeouts is not None:
         say("warning: --timeout-map and --timeouts are not used: each tactic has --tactic-timeout")
@@ -119,14 +118,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_atp(args: argparse.Namespace) -> int:
-    opts = baselines_atp.AtpOptions(
+    opts = atp.AtpOptions(
         bench=args.problems,
         out=args.out,
         budget=args.atp_budget,
         strategy=args.atp_strategy,
         provers=tuple(args.atp_prover),
     )
-    solves = baselines_atp.run_atp(opts)
+    solves = atp.run_atp(opts)
     print(solve_table(solves))
     say(f"closed by: {closers(solves)}")
     say(f"results: {opts.out / CSV_NAME}, {opts.out / 'results.csv'}")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from proofeval.check_run import say
+from proofeval.builders.categories import OFFICIAL_RULES, load_rules
+from proofeval.builders.hol_light import BuildOptions, build
 from proofeval.commands import build_vcs
 from proofeval.commands.options import add_hol_light_option
 from proofeval.commands.warm import hol_core
+from proofeval.console import say
+from proofeval.loaders.s2n_official import BUILD_INFO
 from proofeval.provers.hol_light.server import WarmProcess
-from proofeval.suites.builder import BUILD_INFO, BuildOptions, build
-from proofeval.suites.categories import OFFICIAL_RULES, load_rules
 
 SHOWN = 5  # problems named in the summary of those that repeat a goal
 
@@ -27,8 +28,8 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "(references.jsonl). Writes the s2n-bignum-bench layout; the summary counts what "
         "was dropped or merged, and why. why3: every verification condition of WhyML "
         "programs becomes a Coq problem printed by Why3's Coq driver (see "
-        "proofeval/suites/why3_vcs.py); frama-c: the same for the goals Frama-C's WP "
-        "generates from annotated C and does not discharge itself (suites/frama_c.py).",
+        "proofeval/builders/why3_vcs.py); frama-c: the same for the goals Frama-C's WP "
+        "generates from annotated C and does not discharge itself (builders/frama_c.py).",
     )
     p.add_argument(
         "prover",

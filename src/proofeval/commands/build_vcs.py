@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
-from proofeval.check_run import say
+from proofeval.builders import frama_c, why3_vcs
+from proofeval.console import say
 from proofeval.errors import InputError
-from proofeval.suites import frama_c, why3_vcs
 
 KINDS = ("why3", "frama-c")
 SHOWN = 5  # skipped sources named in the summary

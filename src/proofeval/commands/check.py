@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from proofeval.check_run import CheckOptions, check_and_print
 from proofeval.commands.options import add_checker_options, checker_settings
+from proofeval.runs.check import CheckOptions, check_and_print
 
 
 def configure(sub: argparse._SubParsersAction) -> None:
@@ -59,6 +59,11 @@ def configure(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    remote = None
+    if args.ray is not None:  # Ray is imported only when asked for: it is slow to import
+        from proofeval.scale.ray_cluster import on_cluster
+
+        remote = on_cluster(args.ray)
     opts = CheckOptions(
         problems=args.problems,
         answers=args.answers,
@@ -69,6 +74,6 @@ def run(args: argparse.Namespace) -> int:
         official_csv=args.official_csv,
         reference=args.reference,
         settings=checker_settings(args),
-        ray=args.ray,
+        remote=remote,
     )
     return check_and_print(opts)

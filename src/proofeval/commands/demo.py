@@ -6,8 +6,8 @@ import argparse
 from importlib import resources
 from pathlib import Path
 
-from proofeval.check_run import CheckOptions, check_and_print
 from proofeval.commands.options import add_checker_options, checker_settings
+from proofeval.runs.check import CheckOptions, check_and_print
 
 
 def demo_file(name: str) -> Path:

@@ -10,7 +10,7 @@ from typing import Any
 from proofeval.commands.options import positive
 from proofeval.generate.client import SamplingSettings
 from proofeval.generate.prompts import BUILTIN
-from proofeval.generate_run import Extraction, GenerateOptions, run_generate
+from proofeval.runs.generate import Extraction, GenerateOptions, run_generate
 
 
 def configure(sub: argparse._SubParsersAction) -> None:

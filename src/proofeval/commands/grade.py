@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from proofeval.check_run import say
 from proofeval.commands.generate import (
     add_endpoint_options,
     endpoint_settings,
     non_negative_int,
 )
 from proofeval.commands.options import positive
+from proofeval.console import say
 from proofeval.generate.client import SamplingSettings
 from proofeval.grading.report import document as report_document
 from proofeval.grading.report import format_text, load_grading_run

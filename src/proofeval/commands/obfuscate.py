@@ -9,14 +9,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from proofeval.check_run import say
+from proofeval.builders.obfuscate import obfuscate
 from proofeval.commands.options import add_hol_light_option
 from proofeval.commands.warm import hol_core
+from proofeval.console import say
 from proofeval.errors import InputError, read_text
+from proofeval.loaders import load_benchmark
+from proofeval.loaders.s2n_official import PROBLEMS
 from proofeval.provers.hol_light.server import WarmProcess
-from proofeval.suites import load_benchmark
-from proofeval.suites.builder import PROBLEMS
-from proofeval.suites.obfuscate import obfuscate
 
 OBFUSCATED = "problems-obfuscated.json"
 UNOBFUSCATED = "problems-unobfuscated.json"

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from proofeval.errors import InputError
-from proofeval.suites import load_benchmark
+from proofeval.loaders import load_benchmark
 
 COLUMNS = ("problem_id", "category", "query")
 

@@ -8,15 +8,15 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from proofeval.check_run import say
-from proofeval.commands.options import add_checker_options, checker_settings, positive
-from proofeval.suites import load_benchmark
-from proofeval.suites.profile import (
+from proofeval.builders.profile import (
     TimeoutRule,
     time_references,
     timeout_map,
     write_timeout_map,
 )
+from proofeval.commands.options import add_checker_options, checker_settings, positive
+from proofeval.console import say
+from proofeval.loaders import load_benchmark
 from proofeval.timeouts import MAP_NAME, load_policy
 
 RULE = TimeoutRule()

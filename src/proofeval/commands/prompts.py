@@ -9,7 +9,7 @@ from pathlib import Path
 from proofeval.commands.generate import add_template_option
 from proofeval.errors import InputError
 from proofeval.generate.prompts import render
-from proofeval.suites import load_benchmark
+from proofeval.loaders import load_benchmark
 
 
 def configure(sub: argparse._SubParsersAction) -> None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from proofeval.check_run import say
+from proofeval.console import say
 from proofeval.errors import InputError
 from proofeval.files import write_text_atomically
 from proofeval.grading.store import is_grading_run

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from proofeval.check_run import say
 from proofeval.commands.generate import (
     add_extraction_options,
     add_sampling_options,
@@ -13,9 +12,10 @@ from proofeval.commands.generate import (
     sampling_settings,
 )
 from proofeval.commands.options import add_checker_options, checker_settings
+from proofeval.console import say
 from proofeval.report.run_data import load_run
 from proofeval.report.terminal import format_run
-from proofeval.run_stream import RunOptions, run_pipeline
+from proofeval.runs.stream import RunOptions, run_pipeline
 
 
 def configure(sub: argparse._SubParsersAction) -> None:

@@ -11,13 +11,13 @@ import random
 import shutil
 from pathlib import Path
 
-from proofeval.baseline_run import CSV_NAME
-from proofeval.check_run import say
+from proofeval.baselines.run import CSV_NAME
 from proofeval.commands.options import positive
+from proofeval.console import say
 from proofeval.errors import InputError, read_text
 from proofeval.files import write_text_atomically
+from proofeval.loaders import why3_vcs
 from proofeval.report.table import format_grid
-from proofeval.suites import why3_vcs
 
 
 def configure(sub: argparse._SubParsersAction) -> None:

@@ -136,7 +136,7 @@ def bench(args: argparse.Namespace):
     """The --bench problems by id, each with the timeout `proofeval check` would use."""
     if args.bench is None:
         return {}
-    from proofeval.suites import load_benchmark
+    from proofeval.loaders import load_benchmark
     from proofeval.timeouts import load_policy
 
     problems = load_benchmark(args.bench).problems
@@ -147,9 +147,9 @@ def bench(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from proofeval.api import Checker
-    from proofeval.check_run import say
-    from proofeval.service.app import ServiceConfig, create_app
+    from proofeval.console import say
+    from proofeval.scale.api import Checker
+    from proofeval.scale.service.app import ServiceConfig, create_app
 
     config = ServiceConfig(
         token=token(args),

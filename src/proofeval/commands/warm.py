@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from proofeval.check_run import say
+from proofeval.console import say
 from proofeval.provers.hol_light.server import Launcher, WarmProcess
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -111,3 +112,12 @@ def build_dir() -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return final
+
+
+def unlimited_stack() -> None:
+    """HOL Light's deep recursion (and ocamlopt compiling its core) needs more than the
+    default 8 MB of native stack; bytecode has its own (OCAMLRUNPARAM)."""
+    resource.setrlimit(resource.RLIMIT_STACK, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+KERNEL = 'loads "fusion.ml";;'

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from proofeval.errors import CheckerError, InputError
-from proofeval.provers.hol_light.build import _source_dir, cache_root
-from proofeval.provers.hol_light.server import KERNEL, decode_text, unlimited_stack
+from proofeval.provers.hol_light.build import KERNEL, _source_dir, cache_root, unlimited_stack
+from proofeval.provers.hol_light.protocol import decode_text
 
 if TYPE_CHECKING:
     from proofeval.provers.hol_light.server import WarmProcess
@@ -336,7 +336,7 @@ def parser_environment(build: NativeBuild) -> dict[str, str]:
 def load_context(proc: WarmProcess, path: Path, directory: str) -> Path:
     """Compile the context file `path` for `proc`: its loads inlined as HOL Light would
     load them there (`needs` of a file loaded already is skipped)."""
-    from proofeval.suites.hol_light_sources import Inliner, LoadPath
+    from proofeval.provers.hol_light.sources import Inliner, LoadPath
 
     launcher = proc.launcher
     assert launcher.native is not None

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import resource
 import secrets
 import shutil
 import socket
@@ -20,13 +19,13 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Stage, Verdict
-from proofeval.provers.hol_light.build import build_dir
+from proofeval.provers.hol_light.build import KERNEL, build_dir, unlimited_stack
+from proofeval.provers.hol_light.protocol import TOO_OLD, Connection, Phrase
 from proofeval.provers.sandbox import SCRATCH, bwrap_prefix, check_bwrap_works
 
 if TYPE_CHECKING:
@@ -35,112 +34,6 @@ if TYPE_CHECKING:
 
 DEBIAN_HOL_LIGHT = Path("/usr/share/hol-light")
 BOOT_LIMIT = 3600.0  # seconds to load the HOL Light core before giving up
-TOO_OLD = "this HOL Light may be too old for these sources: pass --hol-light DIR with a newer one"
-
-
-def encode(fields: list[str]) -> bytes:
-    out = [f"{len(fields)}\n".encode()]
-    for f in fields:
-        data = f.encode()
-        out.append(f"{len(data)}\n".encode() + data)
-    return b"".join(out)
-
-
-def decode_text(data: bytes) -> str:
-    """The one decoding of bytes from a prover process: UTF-8, each invalid byte shown as
-    `\\xNN`. It never raises and never yields a lone surrogate (so the text can be stored,
-    written and printed), and unlike U+FFFD it keeps which bytes they were: an answer's
-    `failwith "\\255"`, a message cut inside a character by the prover's byte limit."""
-    return data.decode("utf-8", errors="backslashreplace")
-
-
-# Framing limits: a count or length line is a decimal number without sign or leading
-# zeros; anything longer, or larger than these, is a broken or hostile process.
-MAX_FIELDS = 1 << 24
-MAX_FIELD_BYTES = 1 << 28
-NUMBER = re.compile(rb"0|[1-9][0-9]{0,11}")
-MAX_NUMBER_LINE = 13
-
-
-class Connection:
-    """Framed request/response over one socket to one warm process.
-
-    Whatever the process sends, `receive` returns a list of str or raises CheckerError."""
-
-    def __init__(self, sock: socket.socket, pid: int) -> None:
-        self.sock = sock
-        self.pid = pid
-        self._buf = b""
-
-    def _fill(self, deadline: float) -> None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise CheckerError("the HOL Light process did not answer in time")
-        self.sock.settimeout(remaining)
-        try:
-            chunk = self.sock.recv(65536)
-        except TimeoutError as exc:
-            raise CheckerError("the HOL Light process did not answer in time") from exc
-        except OSError as exc:
-            raise CheckerError(f"lost the HOL Light process: {exc}") from exc
-        if not chunk:
-            raise CheckerError("the HOL Light process died")
-        self._buf += chunk
-
-    def _number(self, limit: int, deadline: float) -> int:
-        while b"\n" not in self._buf[:MAX_NUMBER_LINE]:
-            if len(self._buf) >= MAX_NUMBER_LINE:
-                raise CheckerError(f"malformed reply from HOL Light: {self._buf[:20]!r}...")
-            self._fill(deadline)
-        line, self._buf = self._buf.split(b"\n", 1)
-        if not NUMBER.fullmatch(line) or int(line) > limit:
-            raise CheckerError(f"malformed reply from HOL Light: bad number {line!r}")
-        return int(line)
-
-    def _bytes(self, n: int, deadline: float) -> bytes:
-        while len(self._buf) < n:
-            self._fill(deadline)
-        data, self._buf = self._buf[:n], self._buf[n:]
-        return data
-
-    def receive(self, timeout: float) -> list[str]:
-        deadline = time.monotonic() + timeout
-        count = self._number(MAX_FIELDS, deadline)
-        fields = [
-            self._bytes(self._number(MAX_FIELD_BYTES, deadline), deadline) for _ in range(count)
-        ]
-        if self._buf:  # one request, one reply: more means the stream is out of step
-            raise CheckerError(f"malformed reply from HOL Light: trailing {self._buf[:20]!r}")
-        return [decode_text(f) for f in fields]
-
-    def request(self, fields: list[str], timeout: float) -> list[str]:
-        try:
-            self.sock.sendall(encode(fields))
-        except OSError as exc:
-            raise CheckerError(f"lost the HOL Light process: {exc}") from exc
-        return self.receive(timeout)
-
-    def close(self) -> None:
-        self.sock.close()
-
-
-@dataclass(frozen=True)
-class Phrase:
-    """A top-level phrase of a source file, as HOL Light's parser sees it.
-
-    Offsets are byte offsets into the file; `start` is where the phrase's code begins
-    (after comments and blank lines), `end` is just past its terminating `;;`.
-    kind: "prove" (`let name = prove(goal, tactic)`, also `time prove`), "load"
-    (`needs`/`loadt`/`loads` of the file `arg`), "directive", or "other".
-    """
-
-    start: int
-    end: int
-    kind: str
-    name: str
-    arg: str
-    goal: tuple[int, int] | None
-    tactic: tuple[int, int] | None
 
 
 def _ocaml_string(text: str) -> str:
@@ -384,15 +277,6 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # it exists, as another user's process
         return True
     return True
-
-
-def unlimited_stack() -> None:
-    """HOL Light's deep recursion (and ocamlopt compiling its core) needs more than the
-    default 8 MB of native stack; bytecode has its own (OCAMLRUNPARAM)."""
-    resource.setrlimit(resource.RLIMIT_STACK, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-
-
-KERNEL = 'loads "fusion.ml";;'
 
 
 def start_script(home: Path, build: Path) -> str:

@@ -30,7 +30,7 @@ class Obfuscated:
 
 
 def helper_path() -> Path:
-    return Path(str(resources.files("proofeval") / "suites" / "obfuscate.ml"))
+    return Path(str(resources.files("proofeval.builders") / "obfuscate.ml"))
 
 
 def obfuscate(

@@ -22,9 +22,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from proofeval.builders import why3_tool, why3_vcs
 from proofeval.errors import InputError
-from proofeval.suites import why3_vcs
-from proofeval.why3 import tool
 
 COPIER = "ProofevalCopy"
 COPIER_SECTION = """
@@ -42,7 +41,7 @@ def build(sources: list[Path], out: Path, categories: dict[str, str]) -> why3_vc
     """Write the benchmark of `sources` (.c files) into `out`."""
     if shutil.which("frama-c") is None:
         raise InputError("Frama-C is not installed: run `make install` (frama-c-base)")
-    library = tool.coq_library()
+    library = why3_tool.coq_library()
     files = why3_vcs.sources_of(sources, ".c")
     built = why3_vcs.Built()
     seen: set[str] = set()
@@ -70,7 +69,7 @@ def source_problems(source: Path, category: str) -> list[dict]:
         copies.mkdir()
         config = Path(scratch) / "why3.conf"
         section = COPIER_SECTION.format(name=COPIER, out=copies)
-        config.write_text(tool.config().read_text() + section)
+        config.write_text(why3_tool.config().read_text() + section)
         log = _run_wp(source, config, Path(scratch))
         goals = GOAL_LINE.findall(log)
         printed = sorted(copies.glob("*.v"), key=lambda f: int(f.stem))

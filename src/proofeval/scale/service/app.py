@@ -20,11 +20,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from proofeval.api import Checker, problem
 from proofeval.errors import InputError
 from proofeval.model import Problem
 from proofeval.provers.registry import supported
-from proofeval.service.metrics import Metrics
+from proofeval.scale.api import Checker, problem
+from proofeval.scale.service.metrics import Metrics
 
 
 class ProblemIn(BaseModel):

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from proofeval.errors import InputError
-from proofeval.model import Attempt, Problem
-from proofeval.suites import (
+from proofeval.loaders import (
     minif2f_rocq,
     native_jsonl,
     rocq_cases,
@@ -15,6 +14,7 @@ from proofeval.suites import (
     s2n_official,
     why3_vcs,
 )
+from proofeval.model import Attempt, Problem
 
 
 @dataclass

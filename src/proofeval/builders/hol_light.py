@@ -32,10 +32,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proofeval.builders.categories import OFFICIAL_RULES, Rule, categorize, rules_json
 from proofeval.errors import InputError
+from proofeval.loaders.s2n_official import BUILD_INFO, PROBLEMS, REFERENCES
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
-from proofeval.suites.categories import OFFICIAL_RULES, Rule, categorize, rules_json
-from proofeval.suites.hol_light_sources import (
+from proofeval.provers.hol_light.sources import (
     Inlined,
     Inliner,
     LoadPath,
@@ -44,9 +45,6 @@ from proofeval.suites.hol_light_sources import (
     encode,
 )
 
-BUILD_INFO = "proofeval-build.json"
-REFERENCES = "references.jsonl"
-PROBLEMS = "problems.json"
 ML_FILES = "ml_files"
 CHEAT = "CHEAT_TAC"
 

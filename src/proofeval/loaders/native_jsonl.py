@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proofeval.answers import jsonl_objects
 from proofeval.errors import InputError, read_text
+from proofeval.loaders.answers import jsonl_objects
 from proofeval.model import Problem
 from proofeval.timeouts import is_seconds
 

@@ -20,11 +20,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from proofeval.answers import jsonl_objects, number_attempts
 from proofeval.errors import InputError, read_text
+from proofeval.loaders.answers import jsonl_objects, number_attempts
 from proofeval.model import Attempt, Problem
-from proofeval.suites.builder import BUILD_INFO, PROBLEMS, REFERENCES
-from proofeval.suites.hol_light_sources import decode
+from proofeval.provers.hol_light.sources import decode
+
+BUILD_INFO = "proofeval-build.json"  # what `build` wrote it from
+REFERENCES = "references.jsonl"
+PROBLEMS = "problems.json"
 
 PROVER = "hol-light"
 OBJFILES = "objfiles"

@@ -21,9 +21,9 @@ from proofeval.files import write_jsonl_atomically
 from proofeval.generate.client import Generator, SamplingSettings
 from proofeval.generate.extract import Block, extract
 from proofeval.generate.prompts import render
+from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Generation, Problem, Verdict
 from proofeval.store import RunStore
-from proofeval.suites import load_benchmark
 
 ANSWERS_FILE = "answers.jsonl"
 

@@ -7,16 +7,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from proofeval import baselines
-from proofeval.check_run import check_jobs, say
+from proofeval.baselines import tactics
+from proofeval.console import say
 from proofeval.errors import InputError
 from proofeval.files import write_csv_atomically
+from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Problem, Verdict
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.registry import supported
 from proofeval.report.table import format_grid, write_results_csv
+from proofeval.runs.check import check_jobs
 from proofeval.store import ResultRow, RunStore
-from proofeval.suites import load_benchmark
 
 CSV_NAME = "baseline.csv"
 CSV_COLUMNS = ("problem_id", "category", "solved", "tactic", "seconds")
@@ -50,7 +51,7 @@ class Solve:
 def run_baseline(opts: BaselineOptions, warm: dict[str, object] | None = None) -> list[Solve]:
     """Check what the run directory lacks, write results.csv and baseline.csv; the solves."""
     loaded = load_benchmark(opts.problems).problems
-    problems = {p.id: baselines.with_tools(p, opts.method) for p in loaded}
+    problems = {p.id: tactics.with_tools(p, opts.method) for p in loaded}
     attempts = _portfolio_attempts(problems.values(), opts.method)
     store = RunStore(opts.out)
     try:
@@ -76,7 +77,7 @@ def _portfolio_attempts(problems, method: str) -> list[Attempt]:
     no such baseline or no checker."""
     attempts: list[Attempt] = []
     for problem in problems:
-        attempts.extend(baselines.attempts(problem, method))
+        attempts.extend(tactics.attempts(problem, method))
         if problem.prover not in supported():
             raise InputError(
                 f"no checker for prover {problem.prover!r} yet (proofeval checks: "
@@ -107,13 +108,13 @@ def summarize(rows: list[ResultRow], problems: dict[str, Problem], method: str) 
     solves = []
     for pid in sorted(by_problem):
         tried = sorted(by_problem[pid], key=lambda row: row.attempt)
-        tactics = baselines.portfolio(problems[pid].prover, method)
+        portfolio = tactics.portfolio(problems[pid].prover, method)
         first = next((row for row in tried if row.verdict == Verdict.OK), None)
         solves.append(
             Solve(
                 problem_id=pid,
                 category=tried[0].category,
-                tactic=None if first is None else tactics[first.attempt].name,
+                tactic=None if first is None else portfolio[first.attempt].name,
                 seconds=None if first is None else first.seconds,
                 checked=all(row.verdict is not None for row in tried),
             )

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proofeval.answers import number_attempts
 from proofeval.errors import InputError, read_text
+from proofeval.loaders.answers import number_attempts
 from proofeval.model import Attempt, Problem
 
 PROVER = "hol-light"

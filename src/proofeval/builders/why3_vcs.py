@@ -1,7 +1,7 @@
 """Verification-condition benchmarks from WhyML programs, as NTP4VC builds them: every VC
 Why3 generates becomes a Coq problem printed by Why3's own Coq driver.
 
-`build` runs Why3 (through tool.ml) on each source and writes BENCH:
+`build` runs Why3 (through why3_tool.ml) on each source and writes BENCH:
   why3-vcs.json   the manifest: each problem's id, category, file, source, module, goal,
                   what --complicate erased; the sources skipped and why
   _CoqProject     `-R <Why3's Coq library> Why3`, the library the headers `Require`
@@ -31,17 +31,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from proofeval.builders import why3_tool
+from proofeval.builders.complicate import complicate
 from proofeval.errors import InputError, read_text
 from proofeval.files import write_text_atomically
-from proofeval.model import Problem
-from proofeval.provers.coq.policy import DECLARATIONS
-from proofeval.provers.coq.sentences import SentenceError, split
-from proofeval.suites.complicate import complicate
-from proofeval.why3 import tool
+from proofeval.loaders.why3_vcs import FORMAT, MANIFEST, VC_DIR, split_vc
 
-MANIFEST = "why3-vcs.json"
-FORMAT = "proofeval-why3-vcs"
-VC_DIR = "vcs"
 MAX_VC_BYTES = 4 << 20  # a source with a larger VC (Why3 can print gigabytes) is skipped
 
 
@@ -102,7 +97,7 @@ def build(
     complicated: bool = False,
 ) -> Built:
     """Write the benchmark of `sources` (.mlw files) into `out`."""
-    library = tool.coq_library()
+    library = why3_tool.coq_library()
     files = sources_of(sources, ".mlw")
     built = Built()
     seen: dict[str, Path] = {}
@@ -141,7 +136,7 @@ def readable_source(source: Path, complicated: bool) -> Iterator[tuple[Path, dic
         yield path, erased
 
 
-def problem_id(source: Path, goal: tool.Goal, split_goals: bool) -> str:
+def problem_id(source: Path, goal: why3_tool.Goal, split_goals: bool) -> str:
     pid = f"{source.stem}.{goal.module}.{goal.goal}"
     return f"{pid}.{goal.index}" if split_goals else pid
 
@@ -154,7 +149,7 @@ def _source_problems(
     ids: dict[str, int] = {}
     with readable_source(source, complicated) as (path, erased):
         with tempfile.TemporaryDirectory(prefix="proofeval-why3-") as scratch:
-            for goal in tool.print_coq(path, Path(scratch), split_goals, source.parent):
+            for goal in why3_tool.print_coq(path, Path(scratch), split_goals, source.parent):
                 file = Path(scratch) / f"{goal.number}.v"
                 if file.stat().st_size > MAX_VC_BYTES:
                     raise InputError(
@@ -193,19 +188,6 @@ def admitted(printed: str, source: Path) -> str:
     return f"{header}{statement}\nAdmitted.\n"
 
 
-def split_vc(text: str, where: Path | str) -> tuple[str, str]:
-    """(header, statement) of a VC file: the statement is its last Theorem sentence."""
-    try:
-        sentences = split(text)
-    except SentenceError as exc:
-        raise InputError(f"{where}: {exc}") from None
-    goals = [s for s in sentences if (s.code.split() or [""])[0] in DECLARATIONS]
-    if not goals:
-        raise InputError(f"{where}: Why3 printed no Theorem")
-    goal = goals[-1]
-    return text[: goal.start], goal.text + "."
-
-
 def vc_file(problem: dict) -> str:
     """Where a problem's .v goes: vcs/<file>/<module>__<goal>[__<n>].v, a name coqc takes as
     a module name (letters, digits, _ and ')."""
@@ -241,43 +223,3 @@ def write(
         "skipped": built.skipped,
     }
     write_text_atomically(out / MANIFEST, json.dumps(manifest, indent=1) + "\n")
-
-
-# --- loading ----------------------------------------------------------------------
-
-
-def is_why3_vcs(path: Path) -> bool:
-    return (path / MANIFEST).is_file()
-
-
-def manifest(path: Path) -> dict:
-    try:
-        data = json.loads(read_text(path / MANIFEST))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path / MANIFEST}: not JSON: {exc}") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise InputError(f"{path / MANIFEST}: not a {FORMAT} manifest")
-    return data
-
-
-def load(path: Path, name: str) -> list[Problem]:
-    """The problems of a benchmark `build` wrote, in manifest order."""
-    root = path.resolve()
-    problems = []
-    for entry in manifest(path)["problems"]:
-        file = (root / entry["file"]).resolve()
-        if not file.is_relative_to(root):
-            raise InputError(f"{path / MANIFEST}: {entry['file']} is outside the benchmark")
-        header, statement = split_vc(read_text(file), file)
-        problems.append(
-            Problem(
-                id=entry["id"],
-                statement=statement,
-                prover="coq",
-                benchmark=name,
-                category=entry["category"],
-                header=header,
-                directory=str(root),
-            )
-        )
-    return problems

@@ -1,6 +1,6 @@
 """Why3 on this machine: its configuration (the detected provers, with cvc5 declared by
 hand: Why3 1.5.1 predates it) and proofeval's program against Why3's OCaml API
-(tool.ml), compiled once per source and Why3 version into the cache."""
+(why3_tool.ml), compiled once per source and Why3 version into the cache."""
 
 from __future__ import annotations
 
@@ -98,8 +98,8 @@ def installed_provers() -> list[str]:
 
 @functools.cache
 def binary() -> Path:
-    """tool.ml compiled against Why3's OCaml API (libwhy3-ocaml-dev), cached."""
-    source = Path(str(resources.files("proofeval.why3") / "tool.ml"))
+    """why3_tool.ml compiled against Why3's OCaml API (libwhy3-ocaml-dev), cached."""
+    source = Path(str(resources.files("proofeval.builders") / "why3_tool.ml"))
     key = hashlib.sha256(source.read_bytes() + why3_version().encode()).hexdigest()[:16]
     target = cache_root() / f"tool-{key}"
     if target.is_file():

@@ -9,16 +9,17 @@ unanswered attempts sent to the others: each attempt gets exactly one verdict.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from proofeval.api import context_key
 from proofeval.errors import InputError
 from proofeval.model import Attempt, Outcome, Stage, Verdict
 from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
+from proofeval.scale.local import LocalChecker, context_key
 
 try:
     import ray
@@ -37,12 +38,10 @@ CALLS = 2  # full calls in flight per node: one being checked, one waiting there
 
 
 class NodeChecker:
-    """The actor on one node: a Checker kept warm across calls."""
+    """The actor on one node: a LocalChecker kept warm across calls."""
 
     def __init__(self, settings: CheckSettings, options: dict) -> None:
-        from proofeval.api import Checker
-
-        self.checker = Checker(settings, **options)
+        self.checker = LocalChecker(settings, **options)
 
     def check(self, jobs: list[Job]) -> list[Outcome]:
         # the job's limit (the driver's timeout policy) travels as the problem's own
@@ -262,3 +261,8 @@ def check_all(
         executor.close()
     if failures:
         raise failures[0]
+
+
+def on_cluster(address: str):
+    """check_all on the Ray cluster at `address`, as a run's remote check."""
+    return functools.partial(check_all, address=address)

@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
-from proofeval.answers import read_answers
+from proofeval.console import say
 from proofeval.errors import InputError
+from proofeval.loaders import load_benchmark
+from proofeval.loaders.answers import read_answers
 from proofeval.model import Attempt, Outcome, Problem
-from proofeval.provers.interface import CheckSettings, Job
+from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
 from proofeval.provers.registry import check_all, supported
 from proofeval.report.official_csv import write_official_csv
 from proofeval.report.table import category_table, format_table, write_results_csv
 from proofeval.store import ResultRow, RunStore
-from proofeval.suites import load_benchmark
 from proofeval.timeouts import load_policy
+
+# checks jobs somewhere else than this machine's provers, each verdict to the callback
+RemoteCheck = Callable[[list[Job], CheckSettings, ResultCallback, EventCallback], None]
 
 
 @dataclass(frozen=True)
@@ -31,11 +36,7 @@ class CheckOptions:
     official_csv: Path | None = None
     reference: bool = False
     settings: CheckSettings = CheckSettings()
-    ray: str | None = None  # the address of a Ray cluster to check on
-
-
-def say(message: str) -> None:
-    tqdm.write(f"proofeval: {message}", file=sys.stderr)
+    remote: RemoteCheck | None = None  # checks the jobs elsewhere (on_cluster: Ray)
 
 
 def _attempts(opts: CheckOptions, problems: dict[str, Problem], shipped: list[Attempt]):
@@ -85,7 +86,7 @@ def run_check(opts: CheckOptions, warm: dict[str, object] | None = None) -> list
         jobs = _jobs(opts, problems, store.pending(attempts))
         if len(jobs) < len(attempts):
             say(f"{len(attempts) - len(jobs)} of {len(attempts)} attempts already checked")
-        check_jobs(jobs, store, opts.settings, warm, opts.ray)
+        check_jobs(jobs, store, opts.settings, warm, opts.remote)
         rows = store.results()
     finally:
         store.close()
@@ -100,10 +101,10 @@ def check_jobs(
     store: RunStore,
     settings: CheckSettings,
     warm: dict[str, object] | None,
-    ray: str | None = None,
+    remote: RemoteCheck | None = None,
 ) -> None:
-    """Check `jobs` with their problems' provers into `store`, with a progress bar; on
-    the nodes of the Ray cluster at `ray` when given (the store stays here)."""
+    """Check `jobs` with their problems' provers into `store`, with a progress bar; by
+    `remote` when given (the nodes of a Ray cluster; the store stays here)."""
     if not jobs:
         return
     with tqdm(total=len(jobs), unit="attempt", desc="checking", file=sys.stderr) as bar:
@@ -116,10 +117,8 @@ def check_jobs(
             bar.set_postfix(ok=solved, refresh=False)
             bar.update()
 
-        if ray is not None:
-            from proofeval import ray_executor
-
-            ray_executor.check_all(jobs, settings, record, say, ray)
+        if remote is not None:
+            remote(jobs, settings, record, say)
             return
         problems = {j.problem.id: j.problem for j in jobs}.values()
         check_all(jobs, problems, settings, record, say, warm)

@@ -16,9 +16,13 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from proofeval.errors import InputError
-from proofeval.provers.hol_light.server import TOO_OLD, Phrase, WarmProcess
+from proofeval.provers.hol_light.protocol import TOO_OLD, Phrase
+
+if TYPE_CHECKING:
+    from proofeval.provers.hol_light.server import WarmProcess
 
 Splitter = Callable[[Path], list[Phrase]]
 FileId = tuple[str, str]  # (base name, MD5 hex digest): HOL Light's identity of a loaded file

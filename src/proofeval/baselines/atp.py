@@ -1,5 +1,5 @@
 """`proofeval baseline --method atp`: Why3's automatic provers on each VC of a benchmark
-`build why3` wrote (NTP4VC's "ATP pass" column), through tool.ml with an
+`build why3` wrote (NTP4VC's "ATP pass" column), through why3_tool.ml with an
 Auto_level_3-shaped strategy over every installed prover and a per-VC time budget.
 
 Each problem gets one attempt, whose verdict is OK when the provers closed the VC (the
@@ -14,13 +14,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from proofeval.baseline_run import CSV_NAME, Solve, write_baseline_csv
+from proofeval.baselines.run import CSV_NAME, Solve, write_baseline_csv
+from proofeval.builders import why3_tool
+from proofeval.builders.why3_vcs import readable_source
 from proofeval.errors import InputError
+from proofeval.loaders import load_benchmark, why3_vcs
 from proofeval.model import Attempt, Outcome, Stage, Verdict
 from proofeval.report.table import write_results_csv
 from proofeval.store import ResultRow, RunStore
-from proofeval.suites import load_benchmark, why3_vcs
-from proofeval.why3 import tool
 
 METHOD = "atp"
 STRATEGIES = ("auto3", "flat")
@@ -76,7 +77,7 @@ def run_atp(opts: AtpOptions) -> list[Solve]:
 
 
 def _provers(asked: tuple[str, ...]) -> list[str]:
-    installed = tool.installed_provers()
+    installed = why3_tool.installed_provers()
     if not installed:
         raise InputError("no automatic prover is installed: run `make install`")
     missing = [p for p in asked if p not in installed]
@@ -108,8 +109,10 @@ def _prove(source: str, entries: list[dict], manifest: dict, opts: AtpOptions, p
     """(problem id, outcome) for each VC of `source` that `entries` ask for."""
     wanted = {e["number"]: e["id"] for e in entries}  # the VC's place in the file
     split = manifest["granularity"] == "goal"
-    with why3_vcs.readable_source(Path(source), manifest["complicated"]) as (path, _):
-        found = tool.prove(path, split, opts.budget, opts.strategy, provers, Path(source).parent)
+    with readable_source(Path(source), manifest["complicated"]) as (path, _):
+        found = why3_tool.prove(
+            path, split, opts.budget, opts.strategy, provers, Path(source).parent
+        )
         for result in found:
             pid = wanted.get(result.goal.number)
             if pid is None:

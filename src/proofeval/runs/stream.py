@@ -16,21 +16,21 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from proofeval.check_run import say
+from proofeval.console import say
 from proofeval.generate.client import Generator, SamplingSettings
-from proofeval.generate_run import (
+from proofeval.loaders import load_benchmark
+from proofeval.model import Attempt, Generation, Outcome, Problem
+from proofeval.provers.interface import CheckSettings, Job
+from proofeval.provers.registry import check_all, supported
+from proofeval.report.table import write_results_csv
+from proofeval.runs.generate import (
     ANSWERS_FILE,
     Extraction,
     Request,
     missing_requests,
     write_answers,
 )
-from proofeval.model import Attempt, Generation, Outcome, Problem
-from proofeval.provers.interface import CheckSettings, Job
-from proofeval.provers.registry import check_all, supported
-from proofeval.report.table import write_results_csv
 from proofeval.store import ResultRow, RunStore
-from proofeval.suites import load_benchmark
 from proofeval.timeouts import TimeoutPolicy, load_policy
 
 _DONE = object()

@@ -1,0 +1,1 @@
+"""What each command runs: check, generate, and both as one stream (`run`)."""

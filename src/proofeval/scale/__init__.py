@@ -1,0 +1,1 @@
+"""Checking at scale: the Python API, its HTTP service and client, Ray."""

@@ -1,1 +1,0 @@
-"""Why3 on this machine: configuration, and proofeval's program against its OCaml API."""
