@@ -211,6 +211,32 @@ def test_pf_fails_only_the_stage_whose_reply_was_malformed(
     assert report(out, capsys)["gradings"]["unparsed"] == 0
 
 
+def test_a_malformed_matching_reply_leaves_that_prediction_unjudged(
+    tmp_path: Path, stub_server: StubServer, capsys
+) -> None:
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    (papers / "2401.00002v1.txt").write_text("Lemma 2. BETA holds. Theorem 3. GAMMA.")
+    row = {"arxiv_id": "2401.00002", "version": "v1", "Location of Error": "Lemma 2"}
+    data = write_jsonl(tmp_path / "bench.jsonl", [row])
+    judge: dict[str, str | Raw] = {"reply": chat(choices=None)}
+    stub_server.respond_with(
+        lambda prompt: judge["reply"] if prompt.startswith("You decide whether an error") else None
+    )
+    found = {"errors": [{"location": "Lemma 2", "description": "wrong"}]}
+    stub_server.script("BETA", [f"```json\n{json.dumps(found)}\n```"])
+    out = tmp_path / "run"
+    assert grade(data, out, stub_server.url, "--papers", papers) == 0
+    doc = report(out, capsys)
+    assert doc["gradings"]["unparsed"] == 0  # the grading stands; its match is not judged
+    assert doc["matching"] == {"judged": 0, "unparsed": 0, "missing": 1}
+    judge["reply"] = '```json\n{"matches": [0]}\n```'
+    assert grade(data, out, stub_server.url, "--papers", papers) == 0
+    doc = report(out, capsys)
+    assert doc["matching"] == {"judged": 1, "unparsed": 0, "missing": 0}
+    assert doc["error_finding"]["locations"][0]["precision"] == 1.0
+
+
 @pytest.mark.parametrize("shape", ["content_list", "choices_null", "lone_surrogate"])
 def test_generate_stops_on_a_malformed_reply_with_one_line_and_keeps_the_rest(
     shape: str, tmp_path: Path, stub_server: StubServer, capsys
