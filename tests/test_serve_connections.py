@@ -194,7 +194,7 @@ def test_a_slow_header_gets_408_and_an_idle_connection_is_closed_silently() -> N
         assert read_to_end(idle) == b""  # no request begun: nothing to answer
         reply = read_to_end(partial)
         assert reply.startswith(b"HTTP/1.1 408 ") and b"headers did not arrive in time" in reply
-        assert 0.8 < time.monotonic() - start < 3
+        assert 0.8 < time.monotonic() - start < 5
 
         # a body that stops half way, on a route that never reads it: answered, then closed
         late = socket.create_connection(("127.0.0.1", port))
@@ -215,7 +215,7 @@ def test_when_every_connection_is_being_answered_one_more_gets_503() -> None:
         ]
         for t in threads:
             t.start()
-        time.sleep(1.0)  # both requests read, one spinning, one queued
+        time.sleep(2.0)  # both requests read (one spinning 3 s, one queued behind it)
         third = socket.create_connection(("127.0.0.1", int(s.url.rsplit(":", 1)[1])))
         reply = read_to_end(third)
         assert reply.startswith(b"HTTP/1.1 503 ") and b"retry-after: 1\r\n" in reply
