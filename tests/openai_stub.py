@@ -4,7 +4,9 @@ Answers are scripted per key: a text that appears in the prompt (a problem's sta
 the longest key found in a prompt decides. Each choice served for a key is its next answer,
 cycling; a responder function, when set, answers from the prompt itself first. A script
 can also fail the first requests for its key (HTTP 429, 500, ...) or delay
-them (to trip a client's timeout). Every request is recorded, so tests can count retries.
+them (to trip a client's timeout). An answer may also be a Raw body, served as the whole
+HTTP response in place of a completion (a malformed reply, say). Every request is recorded,
+so tests can count retries.
 
     def test_x(stub_server):   # the fixture is in tests/conftest.py
         stub_server.script("`T`", ["```ocaml\\nREWRITE_TAC[]\\n```"], failures=[429])
@@ -27,12 +29,20 @@ from proofeval.model import Problem
 DEFAULT_ANSWER = "```ocaml\nNO_TAC\n```"
 
 
+@dataclass(frozen=True)
+class Raw:
+    """An answer served as the whole response body (status 200, application/json), however
+    many choices were asked for: for replies a real server should never send."""
+
+    body: bytes
+
+
 @dataclass
 class Script:
     """What the server serves for prompts that contain `key`."""
 
     key: str
-    answers: Sequence[str]
+    answers: Sequence[str | Raw]
     failures: list[int] = field(default_factory=list)  # statuses for the first requests
     delays: list[float] = field(default_factory=list)  # seconds before the first responses
     served: int = 0
@@ -86,7 +96,7 @@ class StubServer:
     def script(
         self,
         key: str,
-        answers: Sequence[str],
+        answers: Sequence[str | Raw],
         *,
         failures: Sequence[int] = (),
         delays: Sequence[float] = (),
@@ -130,7 +140,7 @@ class StubServer:
 
     # --- called by the handler -----------------------------------------------------------
 
-    def _respond(self, path: str, headers, body: dict) -> tuple[int, dict, float]:
+    def _respond(self, path: str, headers, body: dict) -> tuple[int, dict | bytes, float]:
         """(status, JSON body, seconds to wait first) for one request."""
         prompt = _prompt_text(path, body)
         with self._lock:
@@ -144,7 +154,7 @@ class StubServer:
         found = [s for k, s in self._scripts.items() if k in prompt]
         return max(found, key=lambda s: len(s.key), default=None)
 
-    def _decide(self, path, headers, body, script, prompt) -> tuple[int, dict, float]:
+    def _decide(self, path, headers, body, script, prompt) -> tuple[int, dict | bytes, float]:
         if path not in ("/v1/chat/completions", "/v1/completions"):
             return 404, _error(f"no route {path}", "not_found"), 0.0
         if self.api_key and headers.get("Authorization") != f"Bearer {self.api_key}":
@@ -158,9 +168,12 @@ class StubServer:
             return status, _error(f"scripted failure {status}", "scripted"), delay
         count = 1 if self.ignore_n else n
         texts = [self._next_answer(script, prompt) for _ in range(count)]
-        return 200, _completion(path, body, prompt, texts), delay
+        raw = next((t.body for t in texts if isinstance(t, Raw)), None)
+        if raw is not None:
+            return 200, raw, delay
+        return 200, _completion(path, body, prompt, [str(t) for t in texts]), delay
 
-    def _next_answer(self, script: Script | None, prompt: str = "") -> str:
+    def _next_answer(self, script: Script | None, prompt: str = "") -> str | Raw:
         answer = self.responder(prompt) if self.responder else None
         if answer is not None:
             return answer
@@ -225,8 +238,8 @@ def _handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
             time.sleep(delay)
             self._send(status, payload)
 
-        def _send(self, status: int, payload: dict) -> None:
-            data = json.dumps(payload).encode()
+        def _send(self, status: int, payload: dict | bytes) -> None:
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 
 from proofeval.api import Checker
 from proofeval.cli import main
@@ -31,7 +30,8 @@ from proofeval.model import Verdict
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
 from proofeval.runs.check import CheckOptions, run_check
-from proofeval.scale.service.app import ServiceConfig, create_app
+from proofeval.scale.service.app import ServiceConfig
+from proofeval.scale.service.server import make_server
 from tests.test_api import ANSWERS, COQ_SPIN, HOL_SPIN, PROBLEMS, scratch_named, write_jsonl
 
 TOKEN = "a-test-token-of-some-length"
@@ -56,13 +56,12 @@ class Service:
 def serving(
     hol_base: WarmProcess | None, workers: int = 2, settings: CheckSettings | None = None, **kw
 ) -> Iterator[Service]:
-    """A real uvicorn on a free loopback port, in a thread, over a Checker of its own."""
+    """A real uvicorn on a free loopback port, in a thread, over a Checker of its own,
+    made as `proofeval serve` makes it."""
     warm = {"hol-light": hol_base} if hol_base is not None else None
     checker = Checker(settings or CheckSettings(workers=workers), warm=warm)
     config = ServiceConfig(**{"token": TOKEN, "provers": BOTH, **kw})
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(checker, config), "127.0.0.1", 0, log_level="warning")
-    )
+    server = make_server(checker, config, "127.0.0.1", 0, log_level="warning")
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

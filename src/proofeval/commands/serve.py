@@ -94,6 +94,30 @@ def configure(sub: argparse._SubParsersAction) -> None:
         default=600.0,
         help="largest timeout a request may ask for, in seconds (default %(default)s)",
     )
+    p.add_argument(
+        "--header-timeout",
+        metavar="SECONDS",
+        type=positive(float),
+        default=10.0,
+        help="a request's headers must arrive within this of the connection or of the "
+        "previous response; else 408 and the connection is closed (default %(default)s)",
+    )
+    p.add_argument(
+        "--body-timeout",
+        metavar="SECONDS",
+        type=positive(float),
+        default=60.0,
+        help="a request's body must arrive within this of its headers; else 408 and the "
+        "connection is closed (default %(default)s)",
+    )
+    p.add_argument(
+        "--max-connections",
+        metavar="N",
+        type=positive(int),
+        default=512,
+        help="open connections at most; one more closes the one waiting longest on its "
+        "client, or gets 503 when all are being answered (default %(default)s)",
+    )
     add_checker_options(p)
     p.set_defaults(handler=run)
 
@@ -145,11 +169,11 @@ def bench(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from proofeval.console import say
     from proofeval.scale.api import Checker
-    from proofeval.scale.service.app import ServiceConfig, create_app
+    from proofeval.scale.service.app import ServiceConfig
+    from proofeval.scale.service.connections import ConnectionLimits
+    from proofeval.scale.service.server import make_server
 
     config = ServiceConfig(
         token=token(args),
@@ -160,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
         max_batch=args.max_batch,
         max_queue=args.max_queue,
         max_timeout=args.max_timeout,
+        connections=ConnectionLimits(args.header_timeout, args.body_timeout, args.max_connections),
     )
     if args.bench_only and not config.bench:
         raise InputError("--bench-only needs --bench DIR")
@@ -172,6 +197,5 @@ def run(args: argparse.Namespace) -> int:
         read_only=directories,
         on_event=say,
     )
-    server = uvicorn.Server(uvicorn.Config(create_app(checker, config), args.host, args.port))
-    server.run()
+    make_server(checker, config, args.host, args.port).run()
     return 0

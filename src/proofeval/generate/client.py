@@ -6,6 +6,8 @@ once with `n`; a server that answers fewer choices than asked (it ignores `n`) o
 Rate limits (429), server errors (5xx), timeouts and lost connections are retried with
 capped exponential backoff and jitter; the openai package's own retries are off, so this
 loop is the only one. Anything else (401, 404, ...) stops the run with a one-line error.
+A reply of the wrong shape (generate/reply.py reads it) is not retried: it is that task's
+failure, handed to `on_malformed` when the caller gives one, else a one-line error.
 """
 
 from __future__ import annotations
@@ -16,15 +18,15 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal
 
 import openai
 
 from proofeval.errors import InputError
+from proofeval.generate.reply import MalformedReply, Style, parse_reply
 from proofeval.model import Generation, Problem
 
-Style = Literal["chat", "completion"]
 NO_KEY = "EMPTY"  # what local servers without authentication are given
+OnMalformed = Callable[[Problem, tuple[int, ...], str], None]
 
 
 class GenerationError(InputError):
@@ -102,14 +104,17 @@ class Generator:
         self,
         requests: Iterable[tuple[Problem, str, list[int]]],
         on_generation: Callable[[Generation], None],
+        on_malformed: OnMalformed | None = None,
     ) -> None:
         """Ask for each (problem, prompt, missing sample indices); call `on_generation`
-        (from a worker thread, one call at a time) as each completion arrives.
+        (from a worker thread, one call at a time) as each completion arrives, and
+        `on_malformed(problem, samples, reason)` likewise for samples whose reply was
+        malformed (without it, such a reply is a GenerationError).
 
         Returns when every sample arrived or after cancel(); raises GenerationError when
-        the endpoint fails for good. Once it returns or raises, on_generation is not called.
+        the endpoint fails for good. Once it returns or raises, neither is called.
         """
-        run = _Run(self, on_generation)
+        run = _Run(self, on_generation, on_malformed)
         run.start()
         try:
             for problem, prompt, samples in requests:
@@ -132,8 +137,9 @@ class Generator:
             self._n_works = False
             run.add_all(self._split(task))
             return
-        if not reply.texts:
-            raise GenerationError(f"{self.url}: problem {task.problem.id}: no choices returned")
+        except MalformedReply as exc:
+            run.malformed(task, str(exc))
+            return
         got = task.samples[: len(reply.texts)]
         tokens = _share(reply.completion_tokens, reply.texts[: len(got)])
         for sample, text, used in zip(got, reply.texts, tokens, strict=False):
@@ -200,21 +206,18 @@ class Generator:
             if s.reasoning_effort is not None:
                 params["reasoning_effort"] = s.reasoning_effort
             messages = [{"role": "user", "content": prompt}]
-            response = self._client.chat.completions.create(messages=messages, **params)
-            texts = [c.message.content or "" for c in sorted(response.choices, key=_index)]
+            chat = self._client.chat.completions.with_raw_response
+            response = chat.create(messages=messages, **params)
         else:
             if s.max_tokens is not None:
                 params["max_tokens"] = s.max_tokens
             if s.reasoning_effort is not None:
                 params["extra_body"] = {"reasoning_effort": s.reasoning_effort}
-            response = self._client.completions.create(prompt=prompt, **params)
-            texts = [c.text or "" for c in sorted(response.choices, key=_index)]
-        usage = response.usage
+            response = self._client.completions.with_raw_response.create(prompt=prompt, **params)
+        # the raw body, read by our own rules: the package's objects are not validated
+        reply = parse_reply(response.content, s.style)
         return _Reply(
-            texts,
-            usage.prompt_tokens if usage else 0,
-            usage.completion_tokens if usage else 0,
-            time.monotonic() - start,
+            reply.texts, reply.prompt_tokens, reply.completion_tokens, time.monotonic() - start
         )
 
     def _fatal(self, task: _Task, exc: openai.APIStatusError) -> str:
@@ -231,9 +234,15 @@ class Generator:
 class _Run:
     """One generate() call: a queue of tasks, worker threads, and the first failure."""
 
-    def __init__(self, generator: Generator, on_generation: Callable[[Generation], None]):
+    def __init__(
+        self,
+        generator: Generator,
+        on_generation: Callable[[Generation], None],
+        on_malformed: OnMalformed | None,
+    ):
         self.generator = generator
         self.on_generation = on_generation
+        self.on_malformed = on_malformed
         self.cond = threading.Condition()
         self.delivering = threading.Lock()  # one on_generation call at a time
         self.tasks: list[_Task] = []
@@ -262,6 +271,17 @@ class _Run:
             if self.over or self.generator._stop.is_set():
                 return
             self.on_generation(generation)
+
+    def malformed(self, task: _Task, reason: str) -> None:
+        """The task's samples got a malformed reply: the caller's failure, or the run's."""
+        if self.on_malformed is None:
+            raise GenerationError(
+                f"{self.generator.url}: problem {task.problem.id}: malformed reply: {reason}"
+            )
+        with self.delivering:
+            if self.over or self.generator._stop.is_set():
+                return
+            self.on_malformed(task.problem, task.samples, reason)
 
     def wait(self) -> None:
         try:
@@ -302,10 +322,6 @@ class _Run:
                 return None
             self.busy += 1
             return self.tasks.pop(0)
-
-
-def _index(choice) -> int:
-    return choice.index or 0
 
 
 def _retryable(status: int) -> bool:

@@ -5,7 +5,9 @@ A call already stored with the same prompt is answered from the store (so a re-r
 and replays the same pipeline); the others go to the endpoint at once, `concurrency` at a
 time, with the client's retries. Calls that share item, stage and prompt (the same stage of
 several runs) are one request with `n` choices, which the client splits when the server
-ignores `n`.
+ignores `n`. A reply of the wrong shape answers its calls with a FailedCall (parsed as
+Unparsed, with the reason): that grading fails, the run goes on, and nothing is stored, so
+a re-run asks again.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from tqdm import tqdm
 
 from proofeval.errors import InputError
 from proofeval.generate.client import Generator, SamplingSettings
+from proofeval.grading.parse import FailedCall
 from proofeval.grading.store import CallRecord, GradingStore
 from proofeval.model import Generation, Problem
 
@@ -46,7 +49,8 @@ class Asker:
         self._generator: Generator | None = None
 
     def ask(self, calls: Sequence[Call], desc: str) -> dict[Key, str]:
-        """The output of every call, by key; GenerationError if the endpoint fails for good."""
+        """The output of every call, by key (a FailedCall for a malformed reply);
+        GenerationError if the endpoint fails for good."""
         answers: dict[Key, str] = {}
         missing: list[Call] = []
         for call in calls:
@@ -94,10 +98,17 @@ class Asker:
                 answers[call.key] = gen.output
                 bar.update()
 
+        def malformed(problem: Problem, runs: tuple[int, ...], reason: str) -> None:
+            with lock:
+                for call in by_id[problem.id]:
+                    if call.run in runs:
+                        answers[call.key] = FailedCall(reason)
+                        bar.update()
+
         generator = self._generator or Generator(self.settings)
         self._generator = generator
         try:
-            generator.generate(requests, arrived)
+            generator.generate(requests, arrived, malformed)
         finally:
             bar.close()
 

@@ -2,7 +2,9 @@
 
 Every prompt asks for one JSON object in a ```json fenced block at the end of the answer.
 The parser takes the last such block; anything else (no block, not JSON, wrong keys or
-types) raises Unparsed with a short reason, and the grading counts as failed.
+types, JSON nested deeper than Python parses) raises Unparsed with a short reason, and the
+grading counts as failed. A call whose reply was malformed is answered by a FailedCall,
+which parses as Unparsed with the reply's fault.
 """
 
 from __future__ import annotations
@@ -18,8 +20,27 @@ class Unparsed(Exception):
     """The answer is not in the format asked for; the message says how."""
 
 
+class FailedCall(str):
+    """The answer of a call whose reply was malformed (generate/reply.py): no text, and the
+    reason. It is never stored, so a re-run asks that call again."""
+
+    reason: str
+
+    def __new__(cls, reason: str) -> FailedCall:
+        call = super().__new__(cls, "")
+        call.reason = reason
+        return call
+
+
+def failure(text: str) -> str | None:
+    """Why the call that answered `text` failed, if it did."""
+    return f"malformed reply: {text.reason}" if isinstance(text, FailedCall) else None
+
+
 def json_answer(text: str) -> dict[str, Any]:
     """The object in the last ```json block of `text`."""
+    if (why := failure(text)) is not None:
+        raise Unparsed(why)
     blocks = _BLOCK.findall(text)
     if not blocks:
         raise Unparsed("no ```json block")
@@ -27,6 +48,8 @@ def json_answer(text: str) -> dict[str, Any]:
         value = json.loads(blocks[-1])
     except json.JSONDecodeError as exc:
         raise Unparsed(f"the ```json block is not JSON ({exc.msg})") from None
+    except RecursionError:  # the C decoder stops cleanly at Python's recursion limit
+        raise Unparsed("the ```json block is nested too deeply") from None
     if not isinstance(value, dict):
         raise Unparsed("the ```json block is not an object")
     return value

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from proofeval.grading.calls import Asker, Call, Key
 from proofeval.grading.items import Item
 from proofeval.grading.modules import Module, ancestors, parse_modules, render
-from proofeval.grading.parse import Unparsed, error_list, json_answer, yes_no_list
+from proofeval.grading.parse import Unparsed, error_list, failure, json_answer, yes_no_list
 from proofeval.grading.result import Grading, failed, from_steps
 from proofeval.grading.templates import render as render_template
 
@@ -107,7 +107,8 @@ def _rewrite(states: list[_State], attempt: int, asker: Asker) -> None:
         output = answers[calls[id(s)].key]
         s.calls += 1
         steps = len(s.item.steps) if s.item.kind == "steps" else None
-        modules, errors = parse_modules(output, steps)
+        why = failure(output)
+        modules, errors = ([], [why]) if why is not None else parse_modules(output, steps)
         s.attempts.append({"output": output, "errors": errors})
         if not errors:
             parsed.append((s, modules, output))

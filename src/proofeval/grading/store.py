@@ -119,10 +119,12 @@ class GradingStore(RunStore):
         """Every call; without their prompts (as "") when `prompts` is False, since the
         prompts of a paper's calls each hold the whole paper."""
         prompt = "prompt" if prompts else "''"
+        # CAST: stores written before replies were read strictly may hold counts as text
         with self._lock:
             rows = self._db.execute(
-                f"SELECT item_id, run, stage, {prompt}, output, model, prompt_tokens, "
-                "completion_tokens, seconds FROM grading_calls ORDER BY item_id, run, stage"
+                f"SELECT item_id, run, stage, {prompt}, output, model, "
+                "CAST(prompt_tokens AS INTEGER), CAST(completion_tokens AS INTEGER), "
+                "CAST(seconds AS REAL) FROM grading_calls ORDER BY item_id, run, stage"
             ).fetchall()
         return [CallRecord(*row) for row in rows]
 

@@ -2,7 +2,8 @@
 
 POST /check takes a batch of (problem, proof) and answers one verdict per item, in
 order; GET /health says whether it is ready; GET /metrics is for Prometheus. A bearer
-token, when set, is required by /check and /metrics."""
+token, when set, is required by /check and /metrics. Slow and surplus connections are
+closed below the app (service/connections.py)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,13 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.requests import ClientDisconnect
 
 from proofeval.errors import InputError
 from proofeval.model import Problem
 from proofeval.provers.registry import supported
 from proofeval.scale.api import Checker, problem
+from proofeval.scale.service.connections import ConnectionGuard, ConnectionLimits
 from proofeval.scale.service.metrics import Metrics
 
 
@@ -51,7 +54,8 @@ class CheckIn(BaseModel):
 class ServiceConfig:
     """token: required as `Authorization: Bearer ...` when set. bench: the problems
     items may name by id (with their timeouts); bench_only: refuse problems given inline
-    (their headers are code the prover runs). provers: those warmed up before ready."""
+    (their headers are code the prover runs). provers: those warmed up before ready.
+    connections: the deadlines and bound of service/connections.py."""
 
     token: str | None = None
     bench: Mapping[str, Problem] = field(default_factory=dict)
@@ -62,6 +66,7 @@ class ServiceConfig:
     max_queue: int = 10_000
     max_timeout: float = 600.0
     retry_after: int = 1
+    connections: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
 class Refused(Exception):
@@ -70,9 +75,12 @@ class Refused(Exception):
         self.status, self.detail, self.headers = status, detail, headers or {}
 
 
-def create_app(checker: Checker, config: ServiceConfig) -> FastAPI:
-    """The service over `checker`, which it closes (draining its work) on shutdown."""
-    metrics = Metrics()
+def create_app(
+    checker: Checker, config: ServiceConfig, guard: ConnectionGuard | None = None
+) -> FastAPI:
+    """The service over `checker`, which it closes (draining its work) on shutdown;
+    /metrics shows the connections of `guard` when given."""
+    metrics = Metrics(guard)
     state = {"status": "starting", "reason": ""}
 
     def warm_up() -> None:
@@ -113,7 +121,10 @@ def create_app(checker: Checker, config: ServiceConfig) -> FastAPI:
     async def check(request: Request) -> Response:
         start = time.perf_counter()
         _authorize(request, config.token)
-        body = await _read_limited(request, config.max_body_bytes)
+        try:
+            body = await _read_limited(request, config.max_body_bytes)
+        except ClientDisconnect:  # it left, or the guard closed it (a body too slow)
+            return Response(status_code=499)  # nobody reads it
         items, timeout = _parse(body, config)
         # No await from the look at the queue to the submission: the bound is exact.
         if checker.stats().queued + len(items) > config.max_queue:

@@ -7,6 +7,7 @@ from bisect import bisect_left
 
 from proofeval.model import Outcome, Verdict
 from proofeval.scale.local import Stats
+from proofeval.scale.service.connections import ConnectionGuard
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 
@@ -30,7 +31,8 @@ class Histogram:
 
 
 class Metrics:
-    def __init__(self) -> None:
+    def __init__(self, guard: ConnectionGuard | None = None) -> None:
+        self.guard = guard
         self._lock = threading.Lock()
         self.verdicts = dict.fromkeys((v.value for v in Verdict), 0)
         self.attempt_seconds = Histogram()
@@ -76,10 +78,25 @@ class Metrics:
             "warm_contexts": ("Contexts kept loaded.", stats.contexts),
             "prover_memory_bytes": ("Memory of the prover processes.", stats.memory_mb * 2**20),
         }
+        if self.guard is not None:
+            gauges["open_connections"] = ("HTTP connections open.", len(self.guard.open))
         for name, (help_text, value) in gauges.items():
             lines += [
                 f"# HELP proofeval_{name} {help_text}",
                 f"# TYPE proofeval_{name} gauge",
                 f"proofeval_{name} {value}",
             ]
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + self._connections()) + "\n"
+
+    def _connections(self) -> list[str]:
+        if self.guard is None:
+            return []
+        return [
+            "# HELP proofeval_connections_closed_total Connections closed by the service: "
+            "a request too slow, the oldest waiter evicted, or refused (all busy).",
+            "# TYPE proofeval_connections_closed_total counter",
+            *(
+                f'proofeval_connections_closed_total{{reason="{r}"}} {n}'
+                for r, n in self.guard.closed.items()
+            ),
+        ]
