@@ -251,6 +251,7 @@ class CoqChecker:
                 hint = newer_rocq_hint(header)
                 self._header_errors[key] = f"the header does not load: {error}{hint}"
             raise CheckerError(self._header_errors[key])
+        session.snapshot()
         return session
 
     def _project(self, directory: str) -> Project:
