@@ -11,6 +11,7 @@ from tqdm import tqdm
 from proofeval.answers import read_answers
 from proofeval.errors import InputError
 from proofeval.model import Attempt, Outcome, Problem
+from proofeval.provers.coq.risks import benchmark_warnings
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.registry import check_all, supported
 from proofeval.report.official_csv import write_official_csv
@@ -77,6 +78,8 @@ def run_check(opts: CheckOptions, warm: dict[str, object] | None = None) -> list
     `warm`: a ready process per prover to reuse (tests reuse one HOL Light core)."""
     bench = load_benchmark(opts.problems)
     problems = {p.id: p for p in bench.problems}
+    for warning in benchmark_warnings(bench.problems):
+        say(f"warning: {warning}")
     attempts = _attempts(opts, problems, bench.answers)
     store = RunStore(opts.out)
     try:

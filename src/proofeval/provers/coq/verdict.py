@@ -43,16 +43,16 @@ def decide(report: Report, coqchk_error: str | None = None) -> Outcome:
         return _failed(report.error, outcome)
     if report.assumptions is None:
         return outcome(Verdict.ERROR, "the theorem is not defined after a clean load")
-    if report.new:
-        return outcome(Verdict.CHEATING, "new assumptions: " + "; ".join(report.new))
     if report.findings is None:
         return outcome(Verdict.ERROR, "the proof-term audit gave no answer")
-    if report.findings:
+    if report.findings:  # before the assumptions: no conclusion from such a term holds
         found = "; ".join(report.findings)
         return outcome(
             Verdict.ERROR,
             f"refused: the proof term holds {found} (Coq 8.16's kernel is unsound there)",
         )
+    if report.new:
+        return outcome(Verdict.CHEATING, "new assumptions: " + "; ".join(report.new))
     if coqchk_error is not None:
         return outcome(Verdict.CHEATING, f"coqchk rejected the proof: {coqchk_error}")
     return outcome(Verdict.OK, "")
