@@ -8,12 +8,14 @@ tests, after the bug reports."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from proofeval.check_run import CheckOptions, run_check
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq import CoqChecker
 from proofeval.provers.coq.session import coq_version
@@ -215,3 +217,20 @@ def test_native_compute_is_an_error_that_says_why() -> None:
     (outcome,) = check_all(HONEST, ["intros. native_compute. lia."])
     assert (outcome.verdict, outcome.stage) == (Verdict.ERROR, Stage.PRECHECK)
     assert "native_compute" in outcome.message
+
+
+def test_check_warns_once_per_benchmark_about_a_risky_header(tmp_path: Path, capsys) -> None:
+    header = "Module Type T. Parameter x : nat. End T.\nRequire Import Lia.\n"
+    problems = tmp_path / "problems.jsonl"
+    rows = [
+        {"id": f"p{i}", "prover": "coq", "header": header, "statement": STATEMENT} for i in range(3)
+    ]
+    problems.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(
+        "".join(json.dumps({"problem_id": r["id"], "answer": "intros; lia."}) + "\n" for r in rows)
+    )
+    out = run_check(CheckOptions(problems=problems, out=tmp_path / "run", answers=answers))
+    assert [row.verdict for row in out] == [Verdict.OK] * 3
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "module types" in line]
+    assert len(warnings) == 1 and "3 Coq problems" in warnings[0]

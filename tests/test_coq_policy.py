@@ -228,6 +228,7 @@ def test_header_risks_are_named() -> None:
         "Primitive int := #int63_type.": "primitives",
         "Unset Guard Checking.": "unsafe flags",
         "#[bypass_check(guard)] Fixpoint f (n : nat) : nat := f n.": "unsafe flags",
+        "Inductive sFalse : SProp := .": "SProp",
     }
     for header, kind in kinds.items():
         (found,) = header_risks(header)

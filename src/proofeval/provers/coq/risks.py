@@ -39,6 +39,12 @@ RISKS: list[tuple[str, re.Pattern[str], str]] = [
         "the kernel's own checks are off or weakened, and Coq 8.16's Print Assumptions "
         "misses some of them (rocq #12155, #16646, #21690)",
     ),
+    (
+        "uses SProp or cumulative inductives",
+        re.compile(r"\b(SProp|Cumulative)\b"),
+        "matches from SProp into relevant sorts and variance inference have known "
+        "soundness bugs in Coq 8.16 (rocq #21690, #22376)",
+    ),
 ]
 
 
