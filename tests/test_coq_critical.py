@@ -79,7 +79,7 @@ G21839_VIA_LTAC = "spin."
 UINT63 = "Require Import Uint63.\n"
 VM_REST = """
 assert (H2 : addmuldiv 64 1 1 = 0%uint63) by reflexivity.
-rewrite H2 in H. apply (f_equal to_Z) in H. compute in H. discriminate H.
+rewrite H2 in H. apply (f_equal (fun x => eqb x 0%uint63)) in H. compute in H. discriminate H.
 """
 VM19402 = "assert (H : addmuldiv 64 1 1 = 1%uint63) by (vm_compute; reflexivity)." + VM_REST
 VM19402_LTAC = "Ltac by_evaluation := vm_compute; reflexivity."
@@ -170,6 +170,27 @@ def test_the_audit_keeps_honest_reflection_and_library_recursion() -> None:
     ]
     outcomes = check_all(prob, answers)
     assert [o.verdict for o in outcomes] == [Verdict.OK] * len(answers), outcomes
+
+
+def test_the_audit_keeps_obviously_structural_fixpoints() -> None:
+    """A header tactic's `fix` whose every call is on a field of a match on its argument,
+    and a library fixpoint copied into the term, stay OK."""
+    header = (
+        "Require Import Lia ZArith.\n"
+        "Ltac by_recursion := fix IH 1; intros [|m];\n"
+        "  [reflexivity | simpl; f_equal; match goal with H : forall _, _ |- _ => apply H end].\n"
+        "Ltac by_copy p := exact (eq_refl ((fix pd (x : positive) : positive := match x with "
+        "| xI q => xI (xO q) | xO q => xI (pd q) | xH => xH end) p)).\n"
+    )
+    recursion = Problem(id="r", statement=STATEMENT, prover="coq", header=header)
+    copy = Problem(
+        id="c",
+        statement="Theorem thm : forall p, Pos.pred_double p = Pos.pred_double p.",
+        prover="coq",
+        header=header,
+    )
+    outcomes = check_all(recursion, ["by_recursion."]) + check_all(copy, ["intros p. by_copy p."])
+    assert [o.verdict for o in outcomes] == [Verdict.OK, Verdict.OK], outcomes
 
 
 def test_the_audit_refuses_a_vm_cast_over_primitive_integers_but_not_over_nat() -> None:

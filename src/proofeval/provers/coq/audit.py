@@ -12,6 +12,7 @@ inside its work directory, the only place its sandbox shows besides /usr.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import os
 import shutil
@@ -31,6 +32,7 @@ FINDING = "proofeval-audit-finding: "
 _lock = threading.Lock()
 
 
+@functools.cache
 def _stamp() -> str:
     """Which build fits: the plugin's sources and the installed Coq."""
     digest = hashlib.sha256()

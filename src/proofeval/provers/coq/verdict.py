@@ -6,10 +6,11 @@ nonce markers, the process's fate, coqchk's exit status), never from the answer'
 OK needs all of: the attempt file loaded (Coq accepted every sentence and the closing Qed
 or Defined of the benchmark's own statement), `Print Assumptions` of the theorem printed
 something, every assumption it lists is one the header's environment already has (asked
-again after going back to the header, and printed the same there), the proof-term audit
-(audit.py) answered and found no fixpoint, cofixpoint or VM/native cast outside the
-header's and libraries' constants (Coq 8.16's kernel cannot be trusted on those), and,
-with --coqchk, coqchk accepted the compiled file.
+again after going back to the header, and printed the same there; else CHEATING), the
+proof-term audit (audit.py) answered and found, outside the header's and libraries'
+constants, no fixpoint that is not obviously structural, no cofixpoint, no native cast
+and no VM cast over primitive integers, floats or arrays (Coq 8.16's kernel cannot be
+trusted on those), and, with --coqchk, coqchk accepted the compiled file.
 """
 
 from __future__ import annotations
@@ -43,16 +44,16 @@ def decide(report: Report, coqchk_error: str | None = None) -> Outcome:
         return _failed(report.error, outcome)
     if report.assumptions is None:
         return outcome(Verdict.ERROR, "the theorem is not defined after a clean load")
+    if report.new:
+        return outcome(Verdict.CHEATING, "new assumptions: " + "; ".join(report.new))
     if report.findings is None:
         return outcome(Verdict.ERROR, "the proof-term audit gave no answer")
-    if report.findings:  # before the assumptions: no conclusion from such a term holds
+    if report.findings:
         found = "; ".join(report.findings)
         return outcome(
             Verdict.ERROR,
             f"refused: the proof term holds {found} (Coq 8.16's kernel is unsound there)",
         )
-    if report.new:
-        return outcome(Verdict.CHEATING, "new assumptions: " + "; ".join(report.new))
     if coqchk_error is not None:
         return outcome(Verdict.CHEATING, f"coqchk rejected the proof: {coqchk_error}")
     return outcome(Verdict.OK, "")
