@@ -215,6 +215,10 @@ def test_a_restated_theorem_is_dropped() -> None:
     script = prepare("Lemma aux : True. Proof. exact I. Qed.\n" + restated, "thm")
     assert "aux" in script.lemmas and "thm" not in script.lemmas
     assert refusal(restated + " auto.").cheating  # text after its Qed
+    # a statement about a fixpoint, restated, is not the answer's fixpoint
+    about_fix = "Theorem thm : (fix f (n : nat) : nat := n) 0 = 0. Proof. reflexivity. Qed."
+    assert prepare(about_fix, "thm").proof == "Proof.\n (reflexivity).\nQed.\n"
+    assert not refusal("Theorem thm : True. Proof. fix f 1. Qed.").cheating
 
 
 def test_header_risks_are_named() -> None:

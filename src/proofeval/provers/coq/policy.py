@@ -117,12 +117,13 @@ def prepare(answer: str, theorem: str) -> Script:
     except SentenceError as exc:
         raise Refusal(f"does not parse as Coq sentences: {exc}", cheating=False) from None
     for sentence in sentences:
-        _screen(sentence)
+        if not _restates(sentence, theorem):  # dropped unread: nothing of it reaches Coq
+            _screen(sentence)
     lemmas: list[str] = []
     names: set[str] = {theorem}
     i = 0
     while i < len(sentences) and _word(sentences[i]) in DECLARATIONS:
-        if _declared_name(sentences[i]) == theorem:
+        if _restates(sentences[i], theorem):
             i += 1  # the benchmark's theorem restated: its proof is checked against ours
             break
         text, i = _lemma(sentences, i, names)
@@ -169,6 +170,11 @@ def _screen_kernel_risks(sentence: Sentence) -> None:
                 f"gets wrong: {_show(sentence)}",
                 cheating=False,
             )
+
+
+def _restates(sentence: Sentence, theorem: str) -> bool:
+    """Whether `sentence` states the benchmark's theorem (by its name)."""
+    return _word(sentence) in DECLARATIONS and _declared_name(sentence) == theorem
 
 
 def _declared_name(head: Sentence) -> str | None:
