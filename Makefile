@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml scripts/install-debian-packages scripts/insta
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -e '.[dev,ray]'
-	$(VENV)/bin/python -m proofeval.provers.coq.audit
+	$(VENV)/bin/python -c "from proofeval.provers.coq.audit import main; main()"
 	touch $@
 
 demo: install

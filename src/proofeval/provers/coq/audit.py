@@ -4,7 +4,7 @@ term and those of the constants the answer added, and reports fixpoints, cofixpo
 and VM/native casts. It does not trust the answer-language filter (policy.py): a header's
 Ltac or notation can build a fixpoint that no answer sentence names.
 
-`make install` builds it once (`python -m proofeval.provers.coq.audit`); a checker that
+`make install` builds it once (audit.main); a checker that
 finds no build makes one (a few seconds) in the user's cache. A session gets a copy
 inside its work directory, the only place its sandbox shows besides /usr.
 """
@@ -95,8 +95,13 @@ def install_into(workdir: Path) -> Path:
     """A copy of the built plugin under `workdir` (which the sandbox shows); the findlib
     directory to put on coqtop's search path."""
     where = workdir / "findlib"
-    if not (where / PACKAGE / PLUGIN).is_file():
-        shutil.copytree(built() / PACKAGE, where / PACKAGE, dirs_exist_ok=True)
+    source = built() / PACKAGE
+    with _lock:  # workers start sessions at once: none may see a half-copied plugin
+        if not (where / PACKAGE).is_dir():
+            partial = where / f".{PACKAGE}.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.copytree(source, partial)
+            partial.rename(where / PACKAGE)
     return where
 
 

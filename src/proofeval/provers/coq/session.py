@@ -112,8 +112,9 @@ class CoqSession:
         _out, err = self._exchange(
             [f'Declare ML Module "{audit.PACKAGE}.plugin".'], time.monotonic() + START_LIMIT
         )
-        if re.search(r"^Error", err, re.MULTILINE):
-            self._died(f"the Coq audit plugin does not load: {tail(err)}")
+        error = re.search(r"^Error.*", err, re.MULTILINE | re.DOTALL)
+        if error is not None:
+            self._died(f"the Coq audit plugin does not load: {' '.join(error[0].split())[:300]}")
 
     # --- the parent's commands ------------------------------------------------------
 
