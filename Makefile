@@ -1,18 +1,19 @@
 # `make demo` and `make test` do all the set-up on a fresh Debian machine.
 PYTHON ?= python3
 VENV := .venv
-APT_PACKAGES := hol-light libnum-ocaml-dev ocaml-nox gcc camlp5 libcamlp-streams-ocaml-dev bubblewrap python3-venv chromium coq libcoq-hammer eprover z3 cvc4 libcoq-stdpp libcoq-coquelicot libcoq-mathcomp-ssreflect why3 why3-examples frama-c-base cvc5 spass libwhy3-ocaml-dev ocaml-findlib libcoq-flocq dpkg-dev
+APT_PACKAGES := hol-light libnum-ocaml-dev ocaml-nox gcc camlp5 libcamlp-streams-ocaml-dev bubblewrap python3-venv chromium coq libcoq-hammer eprover z3 cvc4 libcoq-stdpp libcoq-coquelicot libcoq-mathcomp-ssreflect why3 why3-examples frama-c-base cvc5 spass libwhy3-ocaml-dev ocaml-findlib libcoq-flocq dpkg-dev libcoq-core-ocaml-dev
 
 .PHONY: install demo test lint bench clean
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml scripts/install-debian-packages scripts/install-why3-coq-library
+$(VENV)/.installed: pyproject.toml scripts/install-debian-packages scripts/install-why3-coq-library src/proofeval/provers/coq/plugin/audit.mlg
 	scripts/install-debian-packages $(APT_PACKAGES)
 	scripts/install-why3-coq-library
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -e '.[dev,ray]'
+	$(VENV)/bin/python -c "from proofeval.provers.coq.audit import main; main()"
 	touch $@
 
 demo: install

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
+from proofeval.provers.coq.risks import benchmark_warnings, header_risks
 from proofeval.provers.coq.sentences import SentenceError, split
 
 
@@ -150,3 +151,100 @@ def test_comment_and_string_tricks_stay_in_one_sentence() -> None:
     assert prepare(answer, "thm").proof == (
         'Proof.\n (intros).\n (idtac "x. Axiom c : False.").\n (lia).\nQed.\n'
     )
+
+
+# --- what reaches Coq 8.16's known kernel bugs (tests/test_coq_critical.py runs them) ---
+
+KERNEL_RISKS = {
+    "fix term": "exact (fix f (n : nat) : False := f n).",
+    "fix tactic": "fix IH 1. exact IH.",
+    "cofix tactic": "cofix CIH. exact CIH.",
+    "fix in pose": "pose (f := fix f (n : nat) : nat := 0). exact I.",
+    "let fix": "exact (let fix f (n : nat) : nat := 0 in I).",
+    "fix in ltac:()": "refine ltac:(fix f 1; exact f).",
+    "fix in constr:()": "let t := constr:(fix f (n : nat) : nat := 0) in idtac.",
+    "fix after a selector": "1: fix IH 1.",
+    "fix in a combinator": "intros; try (solve [fix IH 1; auto]).",
+    "fix after a comment": "exact ((*c*)fix f (n : nat) : nat := 0).",
+    "fix in an aux lemma's statement": "Lemma a : (fix f (n : nat) : nat := 0) 0 = 0. "
+    "Proof. reflexivity. Qed. exact I.",
+    "fix in an aux lemma's proof": "Lemma a : nat -> nat. Proof. fix f 1. exact f. Defined. auto.",
+    "fix in the restated theorem": "Theorem thm : True. Proof. fix f 1. Qed.",
+    "vm_compute": "vm_compute. reflexivity.",
+    "vm_compute in a hypothesis": "intros H. vm_compute in H. auto.",
+    "vm_compute in eval": "let x := eval vm_compute in 1 in idtac.",
+    "native_compute": "native_compute. reflexivity.",
+    "vm_cast_no_check": "vm_cast_no_check (eq_refl 4).",
+    "native_cast_no_check": "native_cast_no_check (eq_refl 4).",
+    "VM cast": "exact (eq_refl <: 2 + 2 = 4).",
+    "native cast": "exact (eq_refl <<: 2 + 2 = 4).",
+    "VM cast without blanks": "exact (eq_refl<:2 + 2 = 4).",
+}
+
+
+@pytest.mark.parametrize("answer", KERNEL_RISKS.values(), ids=KERNEL_RISKS.keys())
+def test_what_reaches_a_kernel_bug_is_refused_with_its_reason(answer: str) -> None:
+    refused = refusal(answer)
+    assert not refused.cheating
+    assert "not allowed" in str(refused) or "cast" in str(refused)
+
+
+SAFE_LOOKALIKES = {
+    "in a string": 'idtac "fix vm_compute <:". exact I.',
+    "in a comment": "(* fix, cofix, vm_compute, <: *) exact I.",
+    "longer identifiers": "apply fix_eq; apply Fix_F; apply prefix_vm_compute'; apply fix'.",
+    "unicode identifier": "apply fixα.",
+    "qualified library lemma": "apply Wf.Fix_eq.",
+    "less-than then colon": "assert (H : 1 < 2) by auto. exact I.",
+}
+
+
+@pytest.mark.parametrize("answer", SAFE_LOOKALIKES.values(), ids=SAFE_LOOKALIKES.keys())
+def test_lookalikes_are_not_refused(answer: str) -> None:
+    prepare(answer, "thm")
+
+
+def test_admitted_after_a_selector_is_cheating() -> None:
+    for answer in ["1: Admitted.", "[thm]: Admitted.", "all: Admitted.", "2 : Abort."]:
+        assert refusal(answer).cheating, answer
+
+
+def test_a_restated_theorem_is_dropped() -> None:
+    restated = "Theorem thm (n : nat) : n = n.\nProof. reflexivity. Qed."
+    assert prepare(restated, "thm") == prepare("Proof. reflexivity. Qed.", "thm")
+    script = prepare("Lemma aux : True. Proof. exact I. Qed.\n" + restated, "thm")
+    assert "aux" in script.lemmas and "thm" not in script.lemmas
+    assert refusal(restated + " auto.").cheating  # text after its Qed
+    # a statement about a fixpoint, restated, is not the answer's fixpoint
+    about_fix = "Theorem thm : (fix f (n : nat) : nat := n) 0 = 0. Proof. reflexivity. Qed."
+    assert prepare(about_fix, "thm").proof == "Proof.\n (reflexivity).\nQed.\n"
+    assert not refusal("Theorem thm : True. Proof. fix f 1. Qed.").cheating
+
+
+def test_header_risks_are_named() -> None:
+    assert header_risks("Require Import Arith Lia.\nModule M. Definition x := 1. End M.") == []
+    assert header_risks("(* Module Type T. *) Require Import Uint63.") == []
+    kinds = {
+        "Module Type T. Parameter x : nat. End T.": "module types",
+        "Module M : T. Definition x := 1. End M.": "module types",
+        "Module F (X : T). End F.": "functors",
+        "Module S := MSetList.Make Nat_as_OT.": "functors",
+        "Primitive int := #int63_type.": "primitives",
+        "Unset Guard Checking.": "unsafe flags",
+        "#[bypass_check(guard)] Fixpoint f (n : nat) : nat := f n.": "unsafe flags",
+        "Inductive sFalse : SProp := .": "SProp",
+    }
+    for header, kind in kinds.items():
+        (found,) = header_risks(header)
+        assert kind in found, header
+
+
+def test_benchmark_warnings_count_problems_once_per_risk() -> None:
+    problems = [
+        {"prover": "coq", "header": "Module Type T. End T."},
+        {"prover": "coq", "header": "Module Type U. End U."},
+        {"prover": "hol-light", "header": "Module Type T. End T."},
+        {"prover": "coq", "header": "Require Import Arith."},
+    ]
+    (warning,) = benchmark_warnings(problems)
+    assert warning.startswith("2 Coq problems have a header that declares")

@@ -9,6 +9,8 @@ from collections import Counter
 from proofeval.builders import frama_c, why3_vcs
 from proofeval.console import say
 from proofeval.errors import InputError
+from proofeval.loaders import load_benchmark
+from proofeval.provers.registry import benchmark_warnings
 
 KINDS = ("why3", "frama-c")
 SHOWN = 5  # skipped sources named in the summary
@@ -49,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     per_category = Counter(p["category"] for p in built.problems)
     shown = ", ".join(f"{c} {n}" for c, n in sorted(per_category.items()))
     say(f"{len(built.problems)} verification conditions ({shown})")
+    for warning in benchmark_warnings(load_benchmark(args.out).problems):
+        say(f"warning: {warning}")
     if built.skipped:
         names = ", ".join(s["source"] for s in built.skipped[:SHOWN])
         more = f" and {len(built.skipped) - SHOWN} more" if len(built.skipped) > SHOWN else ""

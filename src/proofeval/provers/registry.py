@@ -43,6 +43,14 @@ def _coq(
 FACTORIES: dict[str, CheckerFactory] = {"hol-light": _hol_light, "coq": _coq}
 
 
+def benchmark_warnings(problems: Iterable[Problem]) -> list[str]:
+    """What a benchmark's own headers set up that answers could exploit through a prover's
+    known soundness bugs (so far Coq's), one line per risk."""
+    from proofeval.provers.coq.risks import benchmark_warnings as coq_warnings
+
+    return coq_warnings(problems)
+
+
 @dataclass(frozen=True)
 class Warm:
     """A prover's ready process that checkers share (given to them as `warm`), and how to

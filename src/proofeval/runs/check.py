@@ -15,7 +15,7 @@ from proofeval.loaders import load_benchmark
 from proofeval.loaders.answers import read_answers
 from proofeval.model import Attempt, Outcome, Problem
 from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
-from proofeval.provers.registry import check_all, supported
+from proofeval.provers.registry import benchmark_warnings, check_all, supported
 from proofeval.report.official_csv import write_official_csv
 from proofeval.report.table import category_table, format_table, write_results_csv
 from proofeval.store import ResultRow, RunStore
@@ -78,6 +78,8 @@ def run_check(opts: CheckOptions, warm: dict[str, object] | None = None) -> list
     `warm`: a ready process per prover to reuse (tests reuse one HOL Light core)."""
     bench = load_benchmark(opts.problems)
     problems = {p.id: p for p in bench.problems}
+    for warning in benchmark_warnings(bench.problems):
+        say(f"warning: {warning}")
     attempts = _attempts(opts, problems, bench.answers)
     store = RunStore(opts.out)
     try:

@@ -136,6 +136,8 @@ class Worker:
             return Report(died=str(exc))
         if report.error.removeprefix("Error:").strip().startswith(verdict.RESOURCES):
             self.close()  # a process that ran out of memory is not trusted further
+        elif not report.error and report.findings is None:
+            self.close()  # nor one whose audit failed
         return report
 
     def ready(self) -> CoqSession:
@@ -251,6 +253,7 @@ class CoqChecker:
                 hint = newer_rocq_hint(header)
                 self._header_errors[key] = f"the header does not load: {error}{hint}"
             raise CheckerError(self._header_errors[key])
+        session.snapshot()
         return session
 
     def _project(self, directory: str) -> Project:

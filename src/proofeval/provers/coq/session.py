@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proofeval.errors import CheckerError, InputError
+from proofeval.provers.coq import audit
 from proofeval.provers.sandbox import bwrap_prefix
 
 START_LIMIT = 120.0  # seconds for coqtop to start
@@ -52,6 +53,8 @@ class Report:
     error: str = ""  # the Load's error message; "" when the file loaded
     assumptions: list[str] | None = None  # None: the theorem does not exist afterwards
     new: list[str] = field(default_factory=list)  # assumptions the header did not have
+    # What the proof-term audit found ([] clean); None when it did not answer.
+    findings: list[str] | None = None
     timed_out: bool = False
     died: str = ""  # the process ended or stopped answering
     seconds: float = 0.0
@@ -99,13 +102,28 @@ class CoqSession:
         self.limits = limits
         self.flags = list(flags)  # -Q/-R load paths, all under workdir (see Project)
         self._allowed: set[str] = set()  # assumptions the header itself has
+        self._findlib = audit.install_into(workdir)  # the audit plugin, seen in the sandbox
         self._proc = self._spawn()
         self._sel = selectors.DefaultSelector()
         assert self._proc.stdout is not None and self._proc.stderr is not None
         for stream in (self._proc.stdout, self._proc.stderr):
             os.set_blocking(stream.fileno(), False)
             self._sel.register(stream, selectors.EVENT_READ)
-        self._exchange([], time.monotonic() + START_LIMIT)
+        _out, err = self._exchange(
+            [f'Declare ML Module "{audit.PACKAGE}.plugin".'], time.monotonic() + START_LIMIT
+        )
+        error = re.search(r"^Error.*", err, re.MULTILINE | re.DOTALL)
+        if error is not None:
+            self._died(f"the Coq audit plugin does not load: {' '.join(error[0].split())[:300]}")
+
+    # --- the parent's commands ------------------------------------------------------
+
+    def snapshot(self) -> None:
+        """Tell the audit that every constant defined now (the header's, the libraries')
+        is trusted: call once, after the header is loaded."""
+        _out, err = self._exchange(["ProofevalSnapshot."], time.monotonic() + PROBE_LIMIT)
+        if re.search(r"^Error", err, re.MULTILINE):
+            self._died(f"the audit's snapshot failed: {tail(err)}")
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         prlimit = shutil.which("prlimit") or "/usr/bin/prlimit"
@@ -115,7 +133,8 @@ class CoqSession:
         if self.limits.sandbox:
             cmd = bwrap_prefix(read_only=[self.workdir]) + cmd
         findlib = self.workdir / "ocamlfind.conf"  # Coq finds its plugins with findlib
-        findlib.write_text(f'destdir="{self.workdir}"\npath="{OCAML_LIBRARIES}"\n')
+        path = f"{self._findlib}:{OCAML_LIBRARIES}"
+        findlib.write_text(f'destdir="{self.workdir}"\npath="{path}"\n')
         env = {"PATH": PATH, "HOME": "/var/tmp", "LANG": "C.UTF-8"}
         env["OCAMLFIND_CONF"] = str(findlib)
         return subprocess.Popen(
@@ -127,8 +146,6 @@ class CoqSession:
             cwd=self.workdir,
             start_new_session=True,
         )
-
-    # --- the parent's commands ------------------------------------------------------
 
     def load_file(self, path: Path, limit: float = START_LIMIT) -> str:
         """Load a trusted file (a header, a statement check); its error, or ""."""
@@ -148,6 +165,8 @@ class CoqSession:
             f'Load "{path}".',
             f"Locate {mark}_begin.",
             f"Print Assumptions {theorem}.",
+            f"Locate {mark}_audit.",
+            f"ProofevalAudit {theorem}.",
             f"Locate {mark}_end.",
             f"Reset {mark}_mark.",
         ]
@@ -156,8 +175,9 @@ class CoqSession:
         finally:
             path.unlink(missing_ok=True)
         report = Report(error=load_error(err, path))
-        printed = between(out, f"{mark}_begin", f"{mark}_end")
+        printed = between(out, f"{mark}_begin", f"{mark}_audit")
         report.assumptions = None if not printed.strip() else parse_assumptions(printed)
+        report.findings = audit.parse(between(out, f"{mark}_audit", f"{mark}_end"))
         report.new = self._new_assumptions(report.assumptions or [])
         report.seconds = time.monotonic() - start
         return report

@@ -6,8 +6,11 @@ nonce markers, the process's fate, coqchk's exit status), never from the answer'
 OK needs all of: the attempt file loaded (Coq accepted every sentence and the closing Qed
 or Defined of the benchmark's own statement), `Print Assumptions` of the theorem printed
 something, every assumption it lists is one the header's environment already has (asked
-again after going back to the header, and printed the same there), and, with --coqchk,
-coqchk accepted the compiled file.
+again after going back to the header, and printed the same there; else CHEATING), the
+proof-term audit (audit.py) answered and found, outside the header's and libraries'
+constants, no fixpoint that is not obviously structural, no cofixpoint, no native cast
+and no VM cast over primitive integers, floats or arrays (Coq 8.16's kernel cannot be
+trusted on those), and, with --coqchk, coqchk accepted the compiled file.
 """
 
 from __future__ import annotations
@@ -43,6 +46,14 @@ def decide(report: Report, coqchk_error: str | None = None) -> Outcome:
         return outcome(Verdict.ERROR, "the theorem is not defined after a clean load")
     if report.new:
         return outcome(Verdict.CHEATING, "new assumptions: " + "; ".join(report.new))
+    if report.findings is None:
+        return outcome(Verdict.ERROR, "the proof-term audit gave no answer")
+    if report.findings:
+        found = "; ".join(report.findings)
+        return outcome(
+            Verdict.ERROR,
+            f"refused: the proof term holds {found} (Coq 8.16's kernel is unsound there)",
+        )
     if coqchk_error is not None:
         return outcome(Verdict.CHEATING, f"coqchk rejected the proof: {coqchk_error}")
     return outcome(Verdict.OK, "")
@@ -55,7 +66,7 @@ def _failed(error: str, outcome) -> Outcome:
         return outcome(Verdict.ERROR, f"resources exhausted: {first}")
     if first.startswith("Anomaly"):
         return outcome(Verdict.ERROR, first)
-    if first.startswith("Syntax error"):
+    if first.lower().startswith("syntax error"):  # Coq's lexer says "Syntax Error: Lexer"
         return outcome(Verdict.ERROR, f"does not parse: {first}", Stage.PRECHECK)
     if GIVEN_UP in first:
         return outcome(Verdict.CHEATING, "closes a proof with given-up (admitted) goals")

@@ -1,0 +1,126 @@
+"""The proof-term audit (integrity layer 6 for Coq): a small Coq plugin, built from
+plugin/audit.mlg against Debian's libcoq-core-ocaml-dev, that walks a theorem's proof
+term and those of the constants the answer added, and reports fixpoints, cofixpoints
+and VM/native casts. It does not trust the answer-language filter (policy.py): a header's
+Ltac or notation can build a fixpoint that no answer sentence names.
+
+`make install` builds it once (audit.main); a checker that
+finds no build makes one (a few seconds) in the user's cache. A session gets a copy
+inside its work directory, the only place its sandbox shows besides /usr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+from proofeval.errors import CheckerError
+
+SOURCE = Path(__file__).with_name("plugin")
+PACKAGE = "proofeval-audit"  # the findlib package; Coq loads "proofeval-audit.plugin"
+PLUGIN = "proofeval_audit.cmxs"
+CLEAN = "proofeval-audit: clean"
+FOUND = "proofeval-audit: found"
+FINDING = "proofeval-audit-finding: "
+_lock = threading.Lock()
+
+
+@functools.cache
+def _stamp() -> str:
+    """Which build fits: the plugin's sources and the installed Coq."""
+    digest = hashlib.sha256()
+    for name in ("audit.mlg", "META"):
+        digest.update((SOURCE / name).read_bytes())
+    version = subprocess.run(["coqc", "-print-version"], capture_output=True, text=True)
+    digest.update(version.stdout.encode())
+    return digest.hexdigest()[:16]
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "proofeval" / "coq-audit"
+
+
+def built() -> Path:
+    """The directory holding `proofeval-audit/` (META and the plugin), built if needed;
+    CheckerError saying what is missing when it cannot be built."""
+    target = cache_root() / _stamp()
+    with _lock:
+        if not (target / PACKAGE / PLUGIN).is_file():
+            build(target)
+    return target
+
+
+def build(target: Path) -> None:
+    """Compile the plugin into target/proofeval-audit (coqpp, then ocamlfind ocamlopt)."""
+    for tool in ("coqpp", "ocamlfind"):
+        if shutil.which(tool) is None:
+            raise CheckerError(f"cannot build the Coq audit plugin: {tool} is missing "
+                               "(run `make install`: coq, ocaml-findlib)")  # fmt: skip
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
+        work = Path(scratch)
+        shutil.copy(SOURCE / "audit.mlg", work / "audit.mlg")
+        _run(["coqpp", "audit.mlg"], work)
+        _run(["ocamlfind", "ocamlopt", "-package", "coq-core.vernac", "-rectypes",
+              "-thread", "-shared", "-o", PLUGIN, "audit.ml"], work)  # fmt: skip
+        package = work / "out" / PACKAGE
+        package.mkdir(parents=True)
+        shutil.copy(work / PLUGIN, package / PLUGIN)
+        shutil.copy(SOURCE / "META", package / "META")
+        if (target / PACKAGE / PLUGIN).is_file():  # another process built it meanwhile
+            return
+        shutil.rmtree(target, ignore_errors=True)
+        (work / "out").rename(target)
+
+
+def _run(command: list[str], cwd: Path) -> None:
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        why = " ".join((done.stderr or done.stdout).split())[-400:]
+        raise CheckerError(
+            f"cannot build the Coq audit plugin: {command[0]} failed: {why} "
+            "(Debian: libcoq-core-ocaml-dev, ocaml-findlib)"
+        )
+
+
+def install_into(workdir: Path) -> Path:
+    """A copy of the built plugin under `workdir` (which the sandbox shows); the findlib
+    directory to put on coqtop's search path."""
+    where = workdir / "findlib"
+    source = built() / PACKAGE
+    with _lock:  # workers start sessions at once: none may see a half-copied plugin
+        if not (where / PACKAGE).is_dir():
+            partial = where / f".{PACKAGE}.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.copytree(source, partial)
+            partial.rename(where / PACKAGE)
+    return where
+
+
+def parse(printed: str) -> list[str] | None:
+    """The findings of one `ProofevalAudit`: [] when clean, None when it said neither."""
+    lines = [line.strip() for line in printed.splitlines() if line.strip()]
+    if lines == [CLEAN]:
+        return []
+    if lines and lines[0] == FOUND and len(lines) > 1:
+        if all(line.startswith(FINDING) for line in lines[1:]):
+            return [line.removeprefix(FINDING) for line in lines[1:]]
+    return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Build proofeval's Coq audit plugin.")
+    parser.parse_args()
+    print(f"Coq audit plugin: {built() / PACKAGE}")
+
+
+if __name__ == "__main__":
+    main()
