@@ -166,3 +166,67 @@ def test_a_file_opens_only_for_reading(raw: WarmProcess, flags: int) -> None:
     assert in_attempt(raw, 'sys 257 [|-100; ptr "/dev/null"; 0|]') >= 0  # openat, read
     assert in_attempt(raw, f'sys 257 [|-100; ptr "/dev/null"; {flags}|]') == -EPERM
     assert in_attempt(raw, f'sys 2 [|ptr "/dev/null"; {flags}|]') == -EPERM  # open
+
+
+# --- the native path's parser and compilers --------------------------------------------
+
+# Natively: a child of the warm process confined as the parser and the compilers are,
+# then making the call; what it returned.
+AS_COMPILER = r"""
+let as_compiler nr args =
+  let r, w = Unix.pipe () in
+  match Unix.fork () with
+  | 0 ->
+      Unix.close r;
+      (try
+         Proofeval_native.confine_compiler ();
+         let v = string_of_int (sys nr args) in
+         ignore (Unix.write_substring w v 0 (String.length v))
+       with _ -> ());
+      exit 0  (* Unix._exit, which HOL Light's lexer reads as a constructor *)
+  | pid ->
+      Unix.close w;
+      let b = Bytes.create 64 in
+      let n = Unix.read r b 0 64 in
+      Unix.close r;
+      ignore (Unix.waitpid [] pid);
+      int_of_string (Bytes.sub_string b 0 n);;
+"""
+
+REFUSED_TO_COMPILERS = {
+    family: REFUSED[family]
+    for family in [
+        "signals to another process",
+        "another process's resource limits",
+        "scheduling priority",
+        "scheduling policy",
+        "another process's memory",
+        "a descriptor for a process",
+        "sockets",
+        "terminal control",
+        "namespaces",
+        "entering a namespace",
+        "an anonymous file",
+    ]
+} | {"a process in new namespaces": "sys 56 [|0x10000800; 0; 0; 0|]"}  # CLONE_NEWUSER
+
+
+@pytest.fixture(scope="module")
+def compiler_view(raw: WarmProcess) -> Iterator[WarmProcess]:
+    if raw.launcher.native is None:
+        pytest.skip("the parser and the compilers run apart only on the native path")
+    proc = with_context(raw, AS_COMPILER)
+    yield proc
+    proc.close()
+
+
+@pytest.mark.parametrize("family", list(REFUSED_TO_COMPILERS))
+def test_the_compilers_filter_refuses(compiler_view: WarmProcess, family: str) -> None:
+    call = REFUSED_TO_COMPILERS[family]
+    assert in_warm_process(compiler_view, call) != -EPERM
+    assert in_warm_process(compiler_view, f"as_compiler {call[4:]}") == -EPERM
+
+
+def test_the_compilers_filter_allows_their_own_limits(compiler_view: WarmProcess) -> None:
+    assert in_warm_process(compiler_view, "as_compiler 302 [|0; 4; 0; buf 16|]") == 0
+    assert in_warm_process(compiler_view, "as_compiler 39 [||]") > 0
