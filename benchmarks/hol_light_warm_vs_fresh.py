@@ -4,9 +4,12 @@ Measures, and prints with the ratios the targets are stated in:
 1. `proofeval check` end to end with 1 attempt and with N attempts of one problem
    (target: N=60 costs at most 10% more wall time than 1);
 2. the naive way: a fresh HOL Light process per attempt (load the core, prove, exit);
-3. throughput on CPU-bound proofs with 1 worker and with 2 (target: at least 1.7x).
+3. throughput on CPU-bound proofs with 1 worker and with 2 (target: at least 1.7x);
+4. (part `attempt`, not run by default) the round trip of a small attempt on one warm
+   process, median of --round-trips, on the path --native names.
 
 Usage: python benchmarks/hol_light_warm_vs_fresh.py [--attempts 60] [--naive-runs 2]
+       [--native auto|on|off] [--parts cli,naive,workers]
 Takes about 12 minutes on 2 cores (each HOL Light start loads the core, about 2 minutes).
 """
 
@@ -14,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -21,6 +26,7 @@ import time
 from pathlib import Path
 
 from proofeval.model import Attempt, Problem
+from proofeval.provers.hol_light.native import native_build
 from proofeval.provers.hol_light.pool import HolLightChecker
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher
 from proofeval.provers.interface import CheckSettings, Job
@@ -41,7 +47,7 @@ def write_benchmark(root: Path, attempts: int) -> tuple[Path, Path]:
     return problems, answers
 
 
-def time_cli(problems: Path, answers: Path, out: Path) -> float:
+def time_cli(problems: Path, answers: Path, out: Path, native: str) -> float:
     cmd = [
         sys.executable,
         "-m",
@@ -54,6 +60,8 @@ def time_cli(problems: Path, answers: Path, out: Path) -> float:
         str(out),
         "--workers",
         "2",
+        "--native",
+        native,
     ]
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -89,12 +97,67 @@ def time_workers(base, workers: int, count: int) -> float:
     return elapsed
 
 
-def measure_cli(attempts: int) -> tuple[float, float]:
+def measure_cli(attempts: int, native: str) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         problems, one = write_benchmark(root, 1)
         _, many = write_benchmark(root, attempts)
-        return time_cli(problems, one, root / "run-1"), time_cli(problems, many, root / "run-n")
+        one_run = time_cli(problems, one, root / "run-1", native)
+        return one_run, time_cli(problems, many, root / "run-n", native)
+
+
+def host_pid(root: int, sandbox_pid: int) -> int:
+    """The host's pid of the process that is `sandbox_pid` in the sandbox under `root`."""
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines())
+        except (OSError, ValueError):
+            continue
+        nspid = fields.get("NSpid", "").split()
+        if len(nspid) > 1 and int(nspid[-1]) == sandbox_pid and _under(root, int(nspid[0])):
+            return int(nspid[0])
+    raise RuntimeError(f"no process {sandbox_pid} in the sandbox")
+
+
+def _under(root: int, pid: int) -> bool:
+    while pid > 1:
+        if pid == root:
+            return True
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    return False
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU of `pid` and of the children it waited for (its attempts, the compilers)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def measure_attempts(count: int, native: str) -> tuple[list[float], float]:
+    """Round trips of small attempts on one warm process (what one worker pays per
+    attempt: the fork, natively the answer's compilation, the check, the replay), and the
+    CPU seconds that process and what it waited for spent per attempt (which, unlike the
+    round trip, other load on the machine does not stretch)."""
+    build = native_build(DEBIAN_HOL_LIGHT) if native == "on" else None
+    launcher = Launcher(native=build)
+    try:
+        base = launcher.start()  # the sandbox's first process: it must outlive the clone
+        proc = base.clone()
+        if proc.add_goal("g", GOAL) is not None:
+            raise RuntimeError("the goal does not parse")
+        assert launcher._proc is not None
+        pid = host_pid(launcher._proc.pid, proc.conn.pid)
+        proc.check("g", PROOF, 60.0, 2048)  # the first attempt numbers the theorems
+        times = []
+        cpu_before = cpu_seconds(pid)
+        for _ in range(count):
+            start = time.perf_counter()
+            if proc.check("g", PROOF, 60.0, 2048).verdict != "OK":
+                raise RuntimeError("the small proof did not pass")
+            times.append(time.perf_counter() - start)
+        return times, (cpu_seconds(pid) - cpu_before) / count
+    finally:
+        launcher.close()
 
 
 def measure_workers(heavy: int) -> tuple[float, float]:
@@ -113,13 +176,25 @@ def main() -> None:
     parser.add_argument("--naive-runs", type=int, default=2)
     parser.add_argument("--heavy", type=int, default=16, help="CPU-bound attempts per pool")
     parser.add_argument(
-        "--parts", default="cli,naive,workers", help="which measurements to run (comma-separated)"
+        "--parts",
+        default="cli,naive,workers",
+        help="which measurements to run (comma-separated; also: attempt)",
+    )
+    parser.add_argument(
+        "--round-trips", type=int, default=200, help="small attempts in the attempt part"
+    )
+    parser.add_argument(
+        "--native",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="the HOL Light path of the cli part (`proofeval check --native`) and the attempt "
+        "part (on or off; auto is off there)",
     )
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     n = args.attempts
     if "cli" in parts:
-        t1, tn = measure_cli(n)
+        t1, tn = measure_cli(n, args.native)
         print(f"proofeval check, 1 attempt:            {t1:8.1f} s")
         print(f"proofeval check, {n} attempts:          {tn:8.1f} s")
         print(f"  ratio {n}/1:                          {tn / t1:8.3f}   (target <= 1.10)")
@@ -131,6 +206,15 @@ def main() -> None:
         print(f"  naive {n} attempts (estimated):       {each * n:8.1f} s")
         if "cli" in parts:
             print(f"  speed-up of proofeval at {n}:         {each * n / tn:8.1f}x")
+    if "attempt" in parts:
+        times, cpu = measure_attempts(args.round_trips, args.native)
+        times.sort()
+        median = statistics.median(times)
+        print(f"one warm process, {len(times)} small attempts, native {args.native}:")
+        print(f"  CPU per attempt (process + waited):  {cpu * 1000:8.1f} ms")
+        print(f"  median round trip:                   {median * 1000:8.1f} ms")
+        print(f"  10th / 90th percentile:              {times[len(times) // 10] * 1000:8.1f} / "
+              f"{times[len(times) * 9 // 10] * 1000:.1f} ms")  # fmt: skip
     if "workers" in parts:
         w1, w2 = measure_workers(args.heavy)
         print(f"{args.heavy} CPU-bound proofs, 1 worker:        {w1:8.2f} s")

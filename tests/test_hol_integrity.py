@@ -135,6 +135,12 @@ def test_let_it_is_the_expression_it_binds(core_goal: WarmProcess) -> None:
         "(proofeval_tactic_slot := None; ARITH_TAC)",
         "(Proofeval_server.fresh_nonce (); ARITH_TAC)",
         "(fun g -> match g with (_ : Unix.file_descr) -> ARITH_TAC g)",
+        # allowed modules once, found by tests/test_hol_audit.py: a coercion (peek_val,
+        # yyparse) and engines over caller-made tables without bounds checks
+        "(fun g -> Parsing.peek_val (Parsing.peek_val (Parsing.peek_val g 0) 0) 0)",
+        "(let open Parsing in ignore (yyparse); ARITH_TAC)",
+        "(ignore (Stdlib.Lexing.engine); ARITH_TAC)",
+        "(ignore (Lexing.new_engine); ARITH_TAC)",
     ],
 )
 def test_the_deny_list_is_cheating_at_precheck(core_goal: WarmProcess, answer: str) -> None:
@@ -201,6 +207,19 @@ def test_the_wall_clock_limit_is_a_timeout(core_goal: WarmProcess) -> None:
     out = verdict(core_goal, "(let rec spin (g : goal) : goalstate = spin g in spin)", 2.0)
     assert (out.verdict, out.stage) == (Verdict.TIMEOUT, Stage.CHECK)
     assert time.monotonic() - start < 10
+
+
+def test_a_huge_answer_has_its_verdict_within_its_timeout(core_goal: WarmProcess) -> None:
+    """About 780 KB, which camlp5 parses for minutes: natively the parser and compiler
+    run before the attempt, within its time, and it is an ERROR; in bytecode the child
+    parses it and the wall clock stops it."""
+    huge = "REWRITE_TAC[" + "ADD_CLAUSES; " * 60000 + "ADD_CLAUSES]"
+    start = time.monotonic()
+    out = verdict(core_goal, huge, 5.0)
+    assert time.monotonic() - start < 5.0 + 3.0
+    native = core_goal.launcher.native is not None
+    expected = (Verdict.ERROR, Stage.PRECHECK) if native else (Verdict.TIMEOUT, Stage.CHECK)
+    assert (out.verdict, out.stage) == expected, out
 
 
 def test_exhausting_memory_is_an_error(core_goal: WarmProcess) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from proofeval.model import Outcome, Stage, Verdict
 from proofeval.provers.hol_light.server import WarmProcess
-from proofeval.provers.sandbox import SCRATCH
+from proofeval.provers.sandbox import SCRATCH, SCRATCH_BYTES
 from tests.conftest import on_both_paths, with_context
 
 hol_base, core = on_both_paths()  # every test here runs on the bytecode and the native path
@@ -33,6 +33,11 @@ let slurp path =
     let s = really_input_string ic (min 4000 (in_channel_length ic)) in
     close_in ic; s
   with Sys_error e -> e;;
+let read_proc path =  (* a /proc file, whose length reads as 0 *)
+  let ic = open_in_bin path in
+  let b = Buffer.create 4096 in
+  (try while true do Buffer.add_channel b ic 1 done with End_of_file -> ());
+  close_in ic; Buffer.contents b;;
 let environ_names () =
   let ic = open_in_bin "/proc/self/environ" in
   let b = Buffer.create 512 in
@@ -183,6 +188,25 @@ def test_an_attempt_can_change_no_file_even_where_the_mounts_allow(hostile: Warm
     for path in [f"{SCRATCH}/by-attempt", f"{SCRATCH}/by-context", "/proc/1/fd/0"]:
         out = check(hostile, f'(fun g -> fail_with (scribble "{path}") g)')
         assert "Operation not permitted" in leaked(out), (path, out)
+
+
+def test_nothing_but_the_scratch_is_writable(hostile: WarmProcess) -> None:
+    """The sandbox's root and /dev are tmpfs mounts bwrap makes, of no size: read-only."""
+    said = scribbled_by_context(hostile, ["/planted", "/dev/planted", "/var/planted"])
+    assert said.count("Read-only file system") == 3, said
+
+
+def test_the_scratch_directories_have_a_size(hostile: WarmProcess) -> None:
+    """A tmpfs is memory: what fills it (a compiler's listing, a context's files) is bounded."""
+    scratch = (
+        '(fun g -> fail_with (String.concat "|" (List.filter (fun l -> List.mem'
+        ' (List.nth_opt (String.split_on_char \' \' l) 1) [Some "/tmp"; Some "/var/tmp"])'
+        " (String.split_on_char '\\n' (read_proc \"/proc/self/mounts\")))) g)"
+    )
+    mounts = leaked(check(hostile, scratch)).strip("<>").split("|")
+    assert sorted(m.split()[1] for m in mounts) == ["/tmp", SCRATCH], mounts
+    for line in mounts:
+        assert f"size={SCRATCH_BYTES // 1024}k" in line, line
 
 
 # --- other attempts -------------------------------------------------------------------------

@@ -1,17 +1,19 @@
-"""What only the native path does: choosing it, compiling contexts once, and the contexts
-only the toplevel accepts. (Verdicts and integrity on both paths: test_hol_integrity.py,
-test_hol_isolation.py, test_hol_provenance.py, test_hol_forged_theorems.py,
+"""What only the native path does: choosing it, compiling contexts once, the contexts only
+the toplevel accepts, and parsing and compiling each answer within the attempt's limits.
+(Verdicts and integrity on both paths: test_hol_integrity.py, test_hol_isolation.py,
+test_hol_provenance.py, test_hol_forged_theorems.py, test_hol_syscalls.py,
 test_hol_pool.py, test_demo.py.)"""
 
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from proofeval.errors import CheckerError, InputError
-from proofeval.model import Verdict
+from proofeval.model import Stage, Verdict
 from proofeval.provers.hol_light.native import choose, compile_context
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
 from tests.conftest import with_context
@@ -85,3 +87,36 @@ def test_native_on_refuses_a_hol_light_it_cannot_build_and_auto_falls_back(
     assert choose(tree, "auto", said.append) is None
     assert len(said) == 1 and "bytecode" in said[0] and "pa_j.cmo" in said[0]
     assert choose(tree, "off", said.append) is None and len(said) == 1
+
+
+# About 780 KB: camlp5 alone once spent minutes of CPU on an answer this size.
+HUGE = "REWRITE_TAC[" + "ADD_CLAUSES; " * 60000 + "ADD_CLAUSES]"
+
+SCRATCH_LISTING = """(let in_dir d = List.map (Filename.concat d) (Array.to_list (Sys.readdir d)) in
+  String.concat " " (List.concat_map
+    (fun p -> if Sys.is_directory p then in_dir p else [p]) (in_dir "/var/tmp")))"""
+
+
+def test_a_huge_answer_is_an_error_within_its_timeout_and_leaves_nothing(
+    hol_native_base: WarmProcess,
+) -> None:
+    """The parser and the compilers spend the attempt's time (wall clock and CPU), in a
+    scratch directory removed when the deadline kills them; the sandbox's scratch then
+    holds no camlasm*.s, source or parse tree, only each process's last plugin."""
+    proc = hol_native_base.clone()
+    try:
+        assert proc.add_goal("g", GOAL) is None
+        start = time.monotonic()
+        out = proc.check("g", HUGE, 5.0, 2048)
+        took = time.monotonic() - start
+        assert (out.verdict, out.stage) == (Verdict.ERROR, Stage.PRECHECK), out
+        assert "within its 5s" in out.message, out
+        assert took < 5.0 + 3.0
+        left = [
+            p for p in proc.eval_string(SCRATCH_LISTING).split() if "proofeval_compile" in p
+            or "camlasm" in p or "/cc" in p
+        ]  # fmt: skip
+        assert left and all(p.endswith("/answer.cmxs") for p in left), left
+        assert proc.check("g", "ARITH_TAC", 30.0, 2048).verdict == Verdict.OK
+    finally:
+        proc.close()

@@ -1,7 +1,7 @@
 """Run prover processes inside bubblewrap: no network, no capabilities, and of the file
 system only the system's programs and libraries (/usr), read-only, what the caller names,
-and an empty private scratch. The rest (/etc, /home, /root, /tmp, the run directory, a
-benchmark's references) does not exist inside."""
+and an empty private scratch of bounded size. The rest (/etc, /home, /root, /tmp, the run
+directory, a benchmark's references) does not exist inside."""
 
 from __future__ import annotations
 
@@ -13,6 +13,10 @@ from pathlib import Path
 from proofeval.errors import InputError
 
 SCRATCH = "/var/tmp"
+# Each of the sandbox's two scratch directories (/tmp, and /var/tmp where TMPDIR points)
+# is a tmpfs of at most this size: what a process inside writes there is memory, and a
+# compiler killed half-way must not be able to fill it without bound.
+SCRATCH_BYTES = 1 << 30
 # Merged-/usr systems (Debian since 12) have these as links into /usr; others as directories.
 TOP_LEVEL_SYSTEM = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
@@ -56,8 +60,12 @@ def bwrap_prefix(
         "/dev",
         "--proc",
         "/proc",
+        "--size",
+        str(SCRATCH_BYTES),
         "--tmpfs",
         "/tmp",
+        "--size",
+        str(SCRATCH_BYTES),
         "--tmpfs",
         SCRATCH,
         "--setenv",
@@ -68,7 +76,8 @@ def bwrap_prefix(
         cmd += ["--ro-bind", str(path), str(path)]
     for path in writable:
         cmd += ["--bind", str(path), str(path)]
-    return cmd + ["--"]
+    # bwrap's root and /dev are tmpfs mounts of no size; only the scratch is written
+    return cmd + ["--remount-ro", "/dev", "--remount-ro", "/", "--"]
 
 
 def _outermost(paths: Iterable[Path]) -> list[Path]:

@@ -3,7 +3,9 @@
    Light's own parser and the same deny-list as the bytecode path, writing the checked
    parse tree), then `ocamlopt -shared` (which type-checks it against HOL Light and the
    loaded contexts) into a plugin that the attempt's child links with Dynlink. Both
-   programs run here, in the sandbox, under the attempt's limits.
+   programs run here, in the sandbox, within the attempt's time (wall clock and CPU
+   together) and memory, in a scratch directory of their own that is removed however
+   they end.
 
    A context arrives compiled (proofeval compiles contexts once and caches them): the
    warm process links it, which runs it, and later answers open it. *)
@@ -23,52 +25,130 @@ let opened = ref [ "Proofeval_hol_core" ]
 
 let counter = ref 0
 
-(* Files of this process's previous compilation: removed by the next one. *)
+(* The directory of this process's previous compilation (its plugin): removed by the
+   next one. *)
 let leftovers = ref []
 
 let fresh stem =
   incr counter;
   Printf.sprintf "%s_%d_%d" stem (Unix.getpid ()) !counter
 
-let remove files = List.iter (fun f -> try Sys.remove f with Sys_error _ -> ()) files
+let rec remove_tree path =
+  match Sys.is_directory path with
+  | true ->
+      Array.iter (fun f -> remove_tree (Filename.concat path f)) (try Sys.readdir path with Sys_error _ -> [||]);
+      (try Unix.rmdir path with Unix.Unix_error _ -> ())
+  | false -> ( try Sys.remove path with Sys_error _ -> ())
+  | exception Sys_error _ -> ()
+
+let remove files = List.iter remove_tree files
 
 let remove_leftovers () =
   remove !leftovers;
   leftovers := []
 
-(* What a compiler printed is cut at [limit]; the parser's reply is whole (a large
-   file's phrases run to megabytes). *)
-let read_file ?(limit = max_int) path =
+let read_file path =
   match open_in_bin path with
   | exception Sys_error _ -> ""
   | ic ->
-      let n = min (in_channel_length ic) limit in
-      let s = really_input_string ic n in
+      let s = really_input_string ic (in_channel_length ic) in
       close_in ic;
       s
 
-(* Run [argv] to completion under CPU, memory and file-size limits; its exit status and
-   what it printed. *)
-let run_limited ~timeout ~memory_mb ~output argv =
-  let out = Unix.openfile output [ Unix.O_WRONLY; Unix.O_CREAT; Unix.O_TRUNC ] 0o600 in
-  let pid =
-    match Unix.fork () with
-    | 0 -> (
-        try
-          let mb n = Int64.mul (Int64.of_int n) 1048576L in
-          Proofeval_server.setrlimit Proofeval_server.rlimit_as (mb memory_mb);
-          Proofeval_server.setrlimit Proofeval_server.rlimit_cpu
-            (Int64.of_float (ceil timeout +. 1.));
-          Proofeval_server.setrlimit Proofeval_server.rlimit_fsize (mb 256);
-          Unix.dup2 out Unix.stdout;
-          Unix.dup2 out Unix.stderr;
-          Unix.execv argv.(0) argv
-        with _ -> Unix._exit 127)
-    | pid -> pid
+(* What the parser and the compilers may spend: the attempt's time, on the wall clock
+   and in CPU seconds, whichever ends first; each tool gets what the ones before it
+   left. *)
+type budget = { timeout : float; deadline : float; mutable cpu : float; memory_mb : int }
+
+let budget ~timeout ~deadline ~memory_mb =
+  { timeout; deadline; cpu = deadline -. Unix.gettimeofday (); memory_mb }
+
+let output_limit = 65536
+let file_limit_mb = 128  (* any one file a tool writes: an assembly listing, a plugin *)
+
+let children_cpu () =
+  let t = Unix.times () in
+  t.Unix.tms_cutime +. t.Unix.tms_cstime
+
+(* What a tool printed (the first [output_limit] bytes), until it and everything it
+   started closed their output, or the deadline. *)
+let read_output deadline fd =
+  let buf = Buffer.create 1024 and chunk = Bytes.create 4096 in
+  let rec loop () =
+    let remaining = deadline -. Unix.gettimeofday () in
+    if remaining <= 0. then `Timeout
+    else
+      match Unix.select [ fd ] [] [] remaining with
+      | [], _, _ -> loop ()
+      | _ ->
+          let n = Unix.read fd chunk 0 (Bytes.length chunk) in
+          if n = 0 then `Done (Buffer.contents buf)
+          else (
+            Buffer.add_subbytes buf chunk 0 (min n (output_limit - Buffer.length buf));
+            loop ())
+      | exception Unix.Unix_error (Unix.EINTR, _, _) -> loop ()
   in
-  Unix.close out;
-  let status = Proofeval_server.reap pid in
-  (status, read_file ~limit:65536 output)
+  loop ()
+
+let rec wait_until deadline pid =
+  match Unix.waitpid [ Unix.WNOHANG ] pid with
+  | 0, _ when Unix.gettimeofday () < deadline ->
+      Unix.sleepf 0.001;
+      wait_until deadline pid
+  | 0, _ -> None
+  | _, status -> Some status
+  | exception Unix.Unix_error (Unix.EINTR, _, _) -> wait_until deadline pid
+
+let environment dir =
+  Array.append
+    (Array.of_list
+       (List.filter
+          (fun v -> not (String.length v >= 7 && String.sub v 0 7 = "TMPDIR="))
+          (Array.to_list (Unix.environment ()))))
+    [| "TMPDIR=" ^ dir |]
+
+(* See proofeval_stubs.c: what the parser and the compilers may call. *)
+external confine_compiler : unit -> unit = "proofeval_confine_compiler"
+
+let start_tool budget dir argv out =
+  match Unix.fork () with
+  | 0 -> (
+      try
+        ignore (Unix.setsid ());  (* its own group, killed with whatever it started *)
+        let mb n = Int64.mul (Int64.of_int n) 1048576L in
+        Proofeval_server.setrlimit Proofeval_server.rlimit_as (mb budget.memory_mb);
+        Proofeval_server.setrlimit Proofeval_server.rlimit_cpu
+          (Int64.of_float (Float.max 1. (ceil budget.cpu)));
+        Proofeval_server.setrlimit Proofeval_server.rlimit_fsize (mb file_limit_mb);
+        Proofeval_server.setrlimit Proofeval_server.rlimit_core 0L;
+        Unix.dup2 out Unix.stdout;
+        Unix.dup2 out Unix.stderr;
+        Unix.chdir dir;
+        let env = environment dir in
+        confine_compiler ();
+        Unix.execve argv.(0) argv env
+      with _ -> Unix._exit 127)
+  | pid -> pid
+
+(* Run [argv] in [dir] (also its TMPDIR, where compilers put their temporary files)
+   within [budget]: how it ended (None: out of time) and what it printed. *)
+let run_tool budget dir argv =
+  let rfd, wfd = Unix.pipe ~cloexec:true () in
+  let cpu_before = children_cpu () in
+  let pid = start_tool budget dir argv wfd in
+  Unix.close wfd;
+  let output = read_output budget.deadline rfd in
+  Unix.close rfd;
+  let status =
+    match output with `Timeout -> None | `Done _ -> wait_until budget.deadline pid
+  in
+  (try Unix.kill (-pid) Sys.sigkill with Unix.Unix_error _ -> ());
+  let status = match status with Some st -> Some st | None -> ignore (Proofeval_server.reap pid); None in
+  budget.cpu <- budget.cpu -. (children_cpu () -. cpu_before);
+  let printed = match output with `Done s -> s | `Timeout -> "" in
+  match status with
+  | Some (Unix.WSIGNALED s) when s = Sys.sigxcpu -> (None, printed)
+  | status -> (status, printed)
 
 (* The sandbox's first process ignores SIGCHLD (the kernel reaps orphaned clones), and
    then could not wait for its own children: for the time of [f], it can. *)
@@ -83,40 +163,61 @@ let waiting_for_children f =
       in
       if old = Sys.Signal_ignore then reap_orphans ())
 
-let run ~timeout ~memory_mb ~output argv =
-  waiting_for_children (fun () -> run_limited ~timeout ~memory_mb ~output argv)
+let run budget dir argv = waiting_for_children (fun () -> run_tool budget dir argv)
 
 let reply_of path =
   match decode (read_file path) with fields -> fields | exception _ -> [ "error"; "no reply" ]
 
-(* Parse, deny-check, and compile [text] as a value of [kind]: the plugin, or why not. *)
-let compile cfg ~timeout ~memory_mb kind text =
-  remove_leftovers ();
-  let base = Filename.concat cfg.scratch (fresh ("proofeval_" ^ kind)) in
+let out_of_time budget =
+  `Error
+    (Printf.sprintf "the answer could not be parsed and compiled within its %gs" budget.timeout)
+
+(* In [dir]: parse, deny-check, and compile [text] as a value of [kind]. *)
+let compile_in cfg budget dir kind text =
+  let base = Filename.concat dir "answer" in
   let source = base ^ ".txt" and ast = base ^ ".ml" and reply = base ^ ".reply" in
-  let plugin = base ^ ".cmxs" and log = base ^ ".log" in
-  (* the text lies here only while it compiles; the plugin, until the next compilation *)
-  let scratch = source :: ast :: reply :: log :: List.map (( ^ ) base) [ ".cmi"; ".cmx"; ".o" ] in
-  leftovers := [ plugin ];
-  Fun.protect ~finally:(fun () -> remove scratch) @@ fun () ->
+  let plugin = base ^ ".cmxs" in
   let oc = open_out_bin source in
   output_string oc text;
   close_out oc;
   let helper = Array.of_list ([ cfg.helper; reply; "answer"; kind; source; ast ] @ !opened) in
-  match run ~timeout ~memory_mb ~output:log helper with
-  | Unix.WEXITED 0, _ -> (
+  match run budget dir helper with
+  | None, _ -> out_of_time budget
+  | Some (Unix.WEXITED 0), _ -> (
       match reply_of reply with
       | [ "ok" ] -> (
           let includes = List.concat_map (fun d -> [ "-I"; d ]) cfg.include_dirs in
           let argv = [ cfg.ocamlopt; "-shared"; "-w"; "-a" ] @ includes @ [ "-o"; plugin; ast ] in
-          match run ~timeout ~memory_mb ~output:log (Array.of_list argv) with
-          | Unix.WEXITED 0, _ -> `Plugin plugin
-          | _, printed ->
+          match run budget dir (Array.of_list argv) with
+          | None, _ -> out_of_time budget
+          | Some (Unix.WEXITED 0), _ -> `Plugin plugin
+          | Some _, printed ->
               `Error ("does not type-check as a " ^ kind ^ ": " ^ one_line (compiler_reason printed)))
       | [ "denied"; why ] -> `Denied why
       | [ "error"; why ] -> `Error why
       | _ -> `Error "no valid reply from the parser")
-  | _, printed -> `Error ("the parser failed: " ^ one_line printed)
+  | Some _, printed -> `Error ("the parser failed: " ^ one_line printed)
+
+(* Parse, deny-check, and compile [text] as a value of [kind]: the plugin, or why not.
+   Everything it writes lies in a directory of its own, removed whatever ended the
+   tools; only a plugin stays, until the next compilation. *)
+let compile cfg budget kind text =
+  remove_leftovers ();
+  let dir = Filename.concat cfg.scratch (fresh "proofeval_compile") in
+  Unix.mkdir dir 0o700;
+  match compile_in cfg budget dir kind text with
+  | `Plugin plugin ->
+      Array.iter
+        (fun f -> if f <> Filename.basename plugin then remove_tree (Filename.concat dir f))
+        (Sys.readdir dir);
+      leftovers := [ dir ];
+      `Plugin plugin
+  | (`Denied _ | `Error _) as no ->
+      remove_tree dir;
+      no
+  | exception exn ->
+      remove_tree dir;
+      `Error ("cannot compile: " ^ Printexc.to_string exn)
 
 (* Link a plugin here: it sets [slot]; the value it holds. *)
 let link plugin (slot : (unit -> 'a) option ref) : 'a Proofeval_server.compiled =
@@ -127,7 +228,8 @@ let link plugin (slot : (unit -> 'a) option ref) : 'a Proofeval_server.compiled 
       match !slot with Some thunk -> `Ok thunk | None -> `Error "internal: no value arrived")
 
 let in_process cfg kind slot text =
-  match compile cfg ~timeout:600. ~memory_mb:16384 kind text with
+  let budget = budget ~timeout:600. ~deadline:(Unix.gettimeofday () +. 600.) ~memory_mb:16384 in
+  match compile cfg budget kind text with
   | `Plugin plugin -> link plugin slot
   | (`Denied _ | `Error _) as no -> no
 
@@ -143,23 +245,23 @@ let load path =
   | exception Dynlink.Error e -> [ "error"; Dynlink.error_message e ]
 
 let split cfg path =
-  let base = Filename.concat cfg.scratch (fresh "proofeval_split") in
-  let reply = base ^ ".reply" and log = base ^ ".log" in
-  let result =
-    match run ~timeout:600. ~memory_mb:16384 ~output:log [| cfg.helper; reply; "split"; path |] with
-    | Unix.WEXITED 0, _ -> reply_of reply
-    | _, printed -> [ "error"; "0"; "the parser failed: " ^ one_line printed ]
-  in
-  remove [ reply; log ];
-  result
+  let dir = Filename.concat cfg.scratch (fresh "proofeval_split") in
+  Unix.mkdir dir 0o700;
+  let reply = Filename.concat dir "reply" in
+  let budget = budget ~timeout:600. ~deadline:(Unix.gettimeofday () +. 600.) ~memory_mb:16384 in
+  Fun.protect ~finally:(fun () -> remove_tree dir) @@ fun () ->
+  match run budget dir [| cfg.helper; reply; "split"; path |] with
+  | Some (Unix.WEXITED 0), _ -> reply_of reply
+  | None, _ -> [ "error"; "0"; "the parser ran out of time" ]
+  | _, printed -> [ "error"; "0"; "the parser failed: " ^ one_line printed ]
 
 let engine cfg ~tactic ~term ~string : ('term, 'tac) Proofeval_server.engine =
   {
     Proofeval_server.prepare_tactic =
-      (fun ~timeout ~memory_mb text ->
-        match compile cfg ~timeout ~memory_mb "tactic" text with
-        | `Plugin plugin -> fun () -> link plugin tactic
-        | (`Denied _ | `Error _) as no -> fun () -> no);
+      (fun ~timeout ~deadline ~memory_mb text ->
+        match compile cfg (budget ~timeout ~deadline ~memory_mb) "tactic" text with
+        | `Plugin plugin -> `Later (fun () -> link plugin tactic)
+        | (`Denied _ | `Error _) as no -> `Refused no);
     statement = in_process cfg "term" term;
     trusted_string = in_process cfg "string" string;
     load;

@@ -23,9 +23,14 @@ type ('term, 'thm, 'tac) hol = {
    it), refused by the deny-list, or not code of that type. *)
 type 'a compiled = [ `Ok of unit -> 'a | `Denied of string | `Error of string ]
 
+(* An answer prepared in the warm process: refused there already (the native path
+   parses and compiles it there, within the attempt's time), or a function that the
+   attempt's child runs. *)
+type 'a prepared = [ `Refused of [ `Denied of string | `Error of string ] | `Later of unit -> 'a compiled ]
+
 type ('term, 'tac) engine = {
-  (* In the warm process; the function it returns runs in the attempt's child. *)
-  prepare_tactic : timeout:float -> memory_mb:int -> string -> unit -> 'tac compiled;
+  (* [deadline]: the attempt's, on Unix.gettimeofday's clock *)
+  prepare_tactic : timeout:float -> deadline:float -> memory_mb:int -> string -> 'tac prepared;
   statement : string -> 'term compiled;  (* deny-checked, like an answer *)
   trusted_string : string -> string compiled;  (* proofeval's own code, never an answer's *)
   load : string -> string list;  (* a context, in this process: "ok" or "error", why *)
@@ -112,12 +117,15 @@ let judge hol before goal thunk =
   if changed_axioms hol before then verdict_fields "CHEATING" "check" "the proof added axioms"
   else outcome
 
+let refused = function
+  | `Error why -> verdict_fields "ERROR" "precheck" why
+  | `Denied why -> verdict_fields "CHEATING" "precheck" why
+
 let attempt hol prepared before goal ~nonce fd =
   hol.record_steps ();
   let fields =
     match prepared () with
-    | `Error why -> verdict_fields "ERROR" "precheck" why
-    | `Denied why -> verdict_fields "CHEATING" "precheck" why
+    | (`Error _ | `Denied _) as no -> refused no
     | `Ok thunk -> judge hol before goal thunk
   in
   send fd (nonce :: fields)
@@ -226,19 +234,24 @@ let check hol engine goal limits answer ~server_fd =
   let start = now () in
   let deadline = start +. limits.timeout in
   let prepared =
-    engine.prepare_tactic ~timeout:limits.timeout ~memory_mb:limits.memory_mb answer in
+    engine.prepare_tactic ~timeout:limits.timeout ~deadline ~memory_mb:limits.memory_mb answer
+  in
   let limit = max_steps_mb * 1048576 in
   let verdict =
-    match
-      attempt_verdict ~nonce limits
-        (confined limits ~server_fd ~deadline ~limit
-           (attempt hol prepared before goal ~nonce))
-    with
-    | `Final v -> v
-    | `Replay steps ->
-        (* The replay is proofeval's cost, not the proof's: it gets a budget of its own. *)
-        let deadline = now () +. limits.timeout in
-        replay_verdict limits (confined limits ~server_fd ~deadline ~limit:65536 (replay hol goal steps))
+    match prepared with
+    | `Refused no -> refused no
+    | `Later prepared -> (
+        match
+          attempt_verdict ~nonce limits
+            (confined limits ~server_fd ~deadline ~limit
+               (attempt hol prepared before goal ~nonce))
+        with
+        | `Final v -> v
+        | `Replay steps ->
+            (* The replay is proofeval's cost, not the proof's: it gets a budget of its own. *)
+            let deadline = now () +. limits.timeout in
+            replay_verdict limits
+              (confined limits ~server_fd ~deadline ~limit:65536 (replay hol goal steps)))
   in
   verdict @ [ Printf.sprintf "%.3f" (now () -. start) ]
 
