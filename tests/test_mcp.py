@@ -45,30 +45,28 @@ async def session(bench: Path, run: Path) -> dict:
     )  # fmt: skip
     seen: dict = {}
     async with Client(params, read_timeout_seconds=300) as client:
-        tools = await client.list_tools()
-        seen["tools"] = sorted(t.name for t in tools.tools)
-        call = client.call_tool
-        seen["list"] = payload(await call("list_problems", {}))
-        seen["order"] = payload(await call("list_problems", {"category": "order"}))
-        seen["read"] = payload(await call("read_problem", {"problem_id": "coq.both"}))
-        seen["check"] = payload(await call("check", {"problem_id": "coq.le", "proof": "reflexivity."}))
-        root = payload(await call("start_state", {"problem_id": "coq.both"}))
-        split = payload(await call("apply_tactic", {"state_id": root["id"], "tactic": "intros n. split."}))  # fmt: skip
-        seen["split"] = split
-        seen["bad"] = payload(await call("apply_tactic", {"state_id": split["id"], "tactic": "admit."}))  # fmt: skip
-        done = payload(await call("apply_tactic", {"state_id": split["id"], "tactic": "all: lia."}))  # fmt: skip
-        seen["done"] = done
-        seen["search"] = payload(
-            await call("search_theorems", {"problem_id": "coq.both", "pattern": "(_ + 0 = _)", "limit": 2})  # fmt: skip
+
+        async def tool(name: str, **arguments: object) -> object:
+            return payload(await client.call_tool(name, arguments))
+
+        seen["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
+        seen["list"] = await tool("list_problems")
+        seen["order"] = await tool("list_problems", category="order")
+        seen["read"] = await tool("read_problem", problem_id="coq.both")
+        seen["check"] = await tool("check", problem_id="coq.le", proof="reflexivity.")
+        root = await tool("start_state", problem_id="coq.both")
+        split = seen["split"] = await tool(
+            "apply_tactic", state_id=root["id"], tactic="intros n. split."
         )
-        seen["submit_state"] = payload(
-            await call("submit", {"problem_id": "coq.both", "state_id": done["id"]})
+        seen["bad"] = await tool("apply_tactic", state_id=split["id"], tactic="admit.")
+        done = seen["done"] = await tool("apply_tactic", state_id=split["id"], tactic="all: lia.")
+        seen["search"] = await tool(
+            "search_theorems", problem_id="coq.both", pattern="(_ + 0 = _)", limit=2
         )
-        seen["submit_text"] = payload(
-            await call("submit", {"problem_id": "coq.le", "proof": "intros. lia."})
-        )
-        seen["over"] = payload(await call("submit", {"problem_id": "coq.le", "proof": "lia."}))
-        seen["unknown"] = payload(await call("read_problem", {"problem_id": "nope"}))
+        seen["submit_state"] = await tool("submit", problem_id="coq.both", state_id=done["id"])
+        seen["submit_text"] = await tool("submit", problem_id="coq.le", proof="intros. lia.")
+        seen["over"] = await tool("submit", problem_id="coq.le", proof="lia.")
+        seen["unknown"] = await tool("read_problem", problem_id="nope")
     return seen
 
 
@@ -85,7 +83,9 @@ def test_an_agent_session_over_stdio(tmp_path: Path) -> None:
     assert [p["id"] for p in seen["order"]] == ["coq.le"]
     assert seen["read"]["statement"] == PROBLEMS[0]["statement"]
     assert "reference" not in seen["read"] and "split; lia" not in json.dumps(seen["read"])
-    assert seen["check"]["verdict"] == "FAIL"  # a real check
+    assert seen["check"]["verdict"] == "FAIL"  # a real check, with where it failed
+    assert seen["check"]["feedback"]["failed_step"] == 0
+    assert "a < b -> a <= b" in seen["check"]["feedback"]["goals"][0]
     assert len(seen["split"]["goals"]) == 2
     assert seen["bad"]["error"]["verdict"] == "CHEATING"
     assert seen["done"]["solved"] is True

@@ -167,3 +167,23 @@ def test_the_prover_level_states_know_only_their_own_handles(p) -> None:
 def test_a_statement_that_is_not_a_theorem_is_refused() -> None:
     with pytest.raises(CheckerError, match="Theorem"):
         CoqStates(problem("coq", "Definition x := 1."), CheckSettings())
+
+
+def test_diagnose_names_the_failing_sentence_and_its_goals(states: States, p) -> None:
+    with states.session() as session:
+        feedback = session.diagnose(p, "Proof. intros n. split. - lia. - exact I. Qed.")
+        assert (feedback.step, feedback.tactic) == (5, "exact I.")  # bullets are steps
+        assert "0 + n = n" in feedback.goals[-1] and "Error" in feedback.message
+        left = session.diagnose(p, "intros n. split. - lia.")
+        assert left.step is None and left.message == "goals are left"
+        assert session.usage.live == 0  # diagnose holds no state afterwards
+
+
+def test_the_store_keeps_a_fails_feedback(states: States, p, tmp_path) -> None:
+    store = RunStore(tmp_path)
+    with states.session(store=store) as session:
+        half = applied(session.apply(session.start(p), "intros n. split."))
+        assert session.finish(half).outcome.verdict is Verdict.FAIL
+    [attempt] = store.attempts()
+    kept = store.feedback(attempt)
+    assert kept is not None and len(kept["goals"]) == 2 and kept["failed_step"] is None

@@ -17,9 +17,10 @@ from typing import Any
 import anyio
 
 from proofeval.errors import InputError
-from proofeval.model import Outcome, Problem
+from proofeval.model import Outcome, Problem, Verdict
 from proofeval.scale.api import Checker
-from proofeval.states import Budget, StateSession, StepError
+from proofeval.states import Budget, Feedback, StateSession, StepError
+from proofeval.states.session import keep
 from proofeval.store import RunStore
 
 CALL_LOG = "mcp-calls.jsonl"
@@ -105,7 +106,7 @@ class Tools:
         p = self._problem(problem_id)
         self._count_check()
         [outcome] = self.checker.check([(p, self._text("proof", proof))], self._timeout(p))
-        return _verdict(outcome)
+        return _verdict(outcome, self._feedback(p, proof, outcome))
 
     def start_state(self, problem_id: str) -> dict:
         return self.session.start(self._problem(problem_id)).as_dict()
@@ -134,19 +135,24 @@ class Tools:
         p = self._problem(problem_id)
         self._count_check()
         if state_id:
-            finished = self.session.finish(state_id, self._timeout(p))
-            if finished.state.problem_id != p.id:
+            if self.session.state(state_id).problem_id != p.id:
                 raise InputError(f"state {state_id!r} is not a state of {p.id!r}")
-            proof, outcome = finished.proof, finished.outcome
+            finished = self.session.finish(state_id, self._timeout(p))
+            proof, outcome, feedback = finished.proof, finished.outcome, finished.feedback
         else:
             [outcome] = self.checker.check([(p, self._text("proof", proof))], self._timeout(p))
-        index = sum(1 for a in self.store.attempts() if a.problem_id == p.id)
-        from proofeval.model import Attempt
+            feedback = self._feedback(p, proof, outcome)
+        index = keep(self.store, p.id, proof, outcome, feedback)
+        return _verdict(outcome, feedback) | {"proof": proof, "attempt": index}
 
-        attempt = Attempt(p.id, index, proof, proof)
-        self.store.add_attempts([attempt])
-        self.store.record(attempt, outcome)
-        return _verdict(outcome) | {"proof": proof, "attempt": index}
+    def _feedback(self, p: Problem, proof: str, outcome: Outcome) -> Feedback | None:
+        """A FAIL's feedback, found through proof states while the budget allows."""
+        if outcome.verdict is not Verdict.FAIL:
+            return None
+        try:
+            return self.session.diagnose(p, proof)
+        except InputError:  # the states' budget is spent: the verdict alone
+            return None
 
     def _count_check(self) -> None:
         with self._lock:
@@ -162,9 +168,10 @@ class Tools:
         self.store.close()
 
 
-def _verdict(outcome: Outcome) -> dict:
-    return {"verdict": outcome.verdict.value, "stage": outcome.stage.value,
-            "seconds": round(outcome.seconds, 3), "message": outcome.message}  # fmt: skip
+def _verdict(outcome: Outcome, feedback: Feedback | None = None) -> dict:
+    shown = {"verdict": outcome.verdict.value, "stage": outcome.stage.value,
+             "seconds": round(outcome.seconds, 3), "message": outcome.message}  # fmt: skip
+    return shown | ({"feedback": feedback.as_dict()} if feedback is not None else {})
 
 
 DESCRIPTIONS = {
@@ -172,8 +179,9 @@ DESCRIPTIONS = {
     "category's.",
     "read_problem": "A problem's context (header) and the statement to prove.",
     "check": "Check a whole proof of a problem with the real prover: verdict OK, FAIL, "
-    "CHEATING, TIMEOUT or ERROR, and the prover's message. HOL Light: one tactic "
-    "expression; Coq: the proof's sentences.",
+    "CHEATING, TIMEOUT or ERROR, and the prover's message; a FAIL also gives feedback: the "
+    "goals left, or the step that failed and its goals. HOL Light: one tactic expression; "
+    "Coq: the proof's sentences.",
     "start_state": "Start an interactive proof state of a problem: its goals as the prover "
     "prints them, and an id for apply_tactic.",
     "apply_tactic": "Apply a tactic to a state (HOL Light: to its first goal; Coq: the next "

@@ -80,6 +80,31 @@ def assemble(prover: str, steps: Sequence[Step]) -> str:
     return "\n".join(step.tactic.strip() for step in steps)
 
 
+MAX_STEPS = 100  # a longer proof's last step is the rest of it
+
+
+def proof_steps(prover: str, proof: str) -> list[str]:
+    """A whole proof as steps: HOL Light's tactic is one; Coq's sentences one each
+    (without Proof and the closing Qed or Defined, which finish adds)."""
+    if prover != "coq":
+        return [proof]
+    from proofeval.provers.coq.sentences import SentenceError, split
+
+    try:
+        sentences = split(proof)
+    except SentenceError:
+        return [proof]  # the step's own check says why
+    texts = [s.text + ("." if s.kind == "text" else "") for s in sentences]
+    words = [s.code.strip() for s in sentences]
+    if words[:1] == ["Proof"]:
+        texts, words = texts[1:], words[1:]
+    if words[-1:] and words[-1] in ("Qed", "Defined"):
+        texts = texts[:-1]
+    if len(texts) > MAX_STEPS:
+        texts = [*texts[: MAX_STEPS - 1], " ".join(texts[MAX_STEPS - 1 :])]
+    return texts
+
+
 def hol_light_proof(steps: Sequence[Step]) -> str:
     """One tactic expression. Each step worked on the first goal left, as HOL Light's `e`
     does, so the path is the tree of goals in preorder: a step that made one goal is

@@ -23,8 +23,16 @@ from typing import Protocol
 from proofeval.errors import CheckerError, InputError
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers.state_registry import StateOpener
-from proofeval.provers.states import Goals, ProblemStates, Refused, Step, StepLimits, assemble
-from proofeval.states.feedback import Feedback, feedback_of
+from proofeval.provers.states import (
+    Goals,
+    ProblemStates,
+    Refused,
+    Step,
+    StepLimits,
+    assemble,
+    proof_steps,
+)
+from proofeval.states.feedback import Feedback, bounded, feedback_of, step_feedback
 from proofeval.store import RunStore
 
 
@@ -193,9 +201,31 @@ class StateSession:
             entry, held = self._find(state)
         proof = assemble(entry.problem.prover, held.path)
         [outcome] = self._checker.check([(entry.problem, proof)], timeout)
+        feedback = feedback_of(outcome, held)
         if self._store is not None:
-            self._keep(entry.problem, proof, outcome)
-        return Finished(held, proof, outcome, feedback_of(outcome, held))
+            self._keep(entry.problem, proof, outcome, feedback)
+        return Finished(held, proof, outcome, feedback)
+
+    def diagnose(self, problem: Problem, proof: str) -> Feedback:
+        """Where `proof` stands, for a model to repair it, found through states (its steps
+        count against the budget): the goals it leaves, or those at the step that
+        failed, and which step that was. HOL Light: the whole tactic is one step; Coq:
+        each sentence is one."""
+        root = current = self.start(problem)
+        try:
+            for i, tactic in enumerate(proof_steps(problem.prover, proof)):
+                result = self.apply(current, tactic)
+                if isinstance(result, StepError):
+                    message = result.outcome.message
+                    return step_feedback(current.goals, i, tactic, message)
+                if current is not root:
+                    self.release(current)
+                current = result
+            goals, more = bounded(current.goals)
+            return Feedback(goals, more, None, "", "" if current.solved else "goals are left")
+        finally:
+            for held in {root.id, current.id}:
+                self.release(held)
 
     def state(self, state_id: str) -> State:
         with self._lock:
@@ -277,10 +307,23 @@ class StateSession:
     def _new_id() -> str:
         return secrets.token_hex(12)
 
-    def _keep(self, problem: Problem, proof: str, outcome: Outcome) -> None:
+    def _keep(
+        self, problem: Problem, proof: str, outcome: Outcome, feedback: Feedback | None
+    ) -> None:
         assert self._store is not None
         self._store.add_problems([problem])
-        index = sum(1 for a in self._store.attempts() if a.problem_id == problem.id)
-        attempt = Attempt(problem.id, index, proof, proof)
-        self._store.add_attempts([attempt])
-        self._store.record(attempt, outcome)
+        keep(self._store, problem.id, proof, outcome, feedback)
+
+
+def keep(
+    store: RunStore, problem_id: str, proof: str, outcome: Outcome, feedback: Feedback | None
+) -> int:
+    """Store `proof` as the problem's next attempt with its verdict (and a FAIL's
+    feedback); the attempt's index."""
+    index = sum(1 for a in store.attempts() if a.problem_id == problem_id)
+    attempt = Attempt(problem_id, index, proof, proof)
+    store.add_attempts([attempt])
+    store.record(attempt, outcome)
+    if feedback is not None:
+        store.record_feedback(attempt, feedback.as_dict())
+    return index
