@@ -1,8 +1,9 @@
 """The checking service: HTTP over one proofeval.Checker, adding nothing to its verdicts.
 
 POST /check takes a batch of (problem, proof) and answers one verdict per item, in
-order; GET /health says whether it is ready; GET /metrics is for Prometheus. A bearer
-token, when set, is required by /check and /metrics."""
+order; GET /health says whether it is ready; GET /metrics is for Prometheus; /states/...
+are proof-state sessions (state_routes.py). A bearer token, when set, is required by all
+but /health."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from proofeval.model import Problem
 from proofeval.provers.registry import supported
 from proofeval.scale.api import Checker, problem
 from proofeval.scale.service.metrics import Metrics
+from proofeval.scale.service.state_routes import add_state_routes
 
 
 class ProblemIn(BaseModel):
@@ -85,6 +87,7 @@ def create_app(checker: Checker, config: ServiceConfig) -> FastAPI:
         threading.Thread(target=warm_up, daemon=True).start()
         yield
         state["status"] = "draining"
+        await asyncio.to_thread(close_states)
         await asyncio.to_thread(checker.close)
 
     app = FastAPI(title="proofeval", lifespan=lifespan, docs_url=None, redoc_url=None)
@@ -143,7 +146,25 @@ def create_app(checker: Checker, config: ServiceConfig) -> FastAPI:
         ]
         return JSONResponse({"results": results})
 
+    close_states = add_state_routes(
+        app,
+        checker,
+        checker.settings.memory_mb,
+        lambda given: _given_problem(given, config),
+        Refused,
+        lambda request: _authorize(request, config.token),
+    )
     return app
+
+
+def _given_problem(given: object, config: ServiceConfig) -> Problem:
+    """A proof state's problem: a --bench id, or one given inline (as /check's items)."""
+    if not isinstance(given, str):
+        try:
+            given = ProblemIn.model_validate(given)
+        except ValidationError as exc:
+            raise Refused(422, str(exc.errors(include_url=False)[:3])) from None
+    return _problem(0, given, config)
 
 
 def _authorize(request: Request, token: str | None) -> None:
