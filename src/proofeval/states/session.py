@@ -47,7 +47,8 @@ class UnknownState(InputError):
 @dataclass(frozen=True)
 class Budget:
     """What one session may spend: `steps` tactics applied (and searches), `seconds` of
-    their CPU time (HOL Light; wall clock on Coq), `live` states held at once;
+    their CPU time (HOL Light; wall clock on Coq; a step that times out is charged its
+    whole limit), `live` states held at once;
     `step_timeout`: the wall clock of one step; `memory_mb`: its memory."""
 
     steps: int = 1000
@@ -168,7 +169,7 @@ class StateSession:
                 result = Refused(
                     Outcome(Verdict.ERROR, Stage.CHECK, 0.0, f"checker failure: {exc}")
                 )
-            self._spend(result.seconds)
+            self._spend(_charged(result, limits))
             if isinstance(result, Refused):
                 return StepError(held, tactic, result.outcome)
             return self._hold(entry, handle, result, (*held.path, Step(tactic, result.made)))
@@ -179,9 +180,10 @@ class StateSession:
         with self._lock:
             self._admit_step()
             entry = self._entry(problem)
-            found = entry.states.search(pattern, max(1, min(limit, 200)), self._limits(None))
+            limits = self._limits(None)
+            found = entry.states.search(pattern, max(1, min(limit, 200)), limits)
             if isinstance(found, Refused):
-                self._spend(found.seconds)
+                self._spend(_charged(found, limits))
                 root = next(iter(entry.held.values()), State("", problem.id, (), False))
                 return StepError(root, pattern, found.outcome)
             return found
@@ -313,6 +315,14 @@ class StateSession:
         assert self._store is not None
         self._store.add_problems([problem])
         keep(self._store, problem.id, proof, outcome, feedback)
+
+
+def _charged(result: Goals | Refused, limits: StepLimits) -> float:
+    """What a step costs the budget: its seconds; a step that timed out, its whole limit
+    (CPU time alone would undercharge a step that waited on a busy machine)."""
+    if isinstance(result, Refused) and result.outcome.verdict is Verdict.TIMEOUT:
+        return max(result.seconds, limits.timeout)
+    return result.seconds
 
 
 def keep(
