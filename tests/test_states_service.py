@@ -45,6 +45,17 @@ def test_states_over_http() -> None:
         assert post(f"{base}/nosuchsession/start", {"problem": PROBLEM}).status_code == 404
         bad_problem = post(f"{base}/{sid}/start", {"problem": {"prover": "lean"}})
         assert bad_problem.status_code == 422
+        # /check gives a FAIL's feedback when asked: the failing sentence and its goals
+        items = [{"problem": PROBLEM, "proof": "intros n. split. - lia. - exact I."},
+                 {"problem": PROBLEM, "proof": "intros n. split; lia."}]  # fmt: skip
+        checked = post(f"{service.url}/check", {"items": items, "feedback": True}).json()
+        failed, ok = checked["results"]
+        assert (failed["verdict"], ok["verdict"]) == ("FAIL", "OK") and "feedback" not in ok
+        assert failed["feedback"]["failed_step"] == 5
+        assert failed["feedback"]["failed_tactic"] == "exact I."
+        assert "0 + n = n" in failed["feedback"]["goals"][0]
+        plain = post(f"{service.url}/check", {"items": items[:1]}).json()["results"][0]
+        assert "feedback" not in plain
         closed = httpx.delete(f"{base}/{sid}", headers=AUTH, timeout=60)
         assert closed.json() == {"closed": sid}
         assert post(f"{base}/{sid}/finish", {"state": done["id"]}).status_code == 404

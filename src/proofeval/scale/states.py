@@ -9,11 +9,14 @@ Checker's loaded core, and finish's verdicts are the Checker's.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
+from proofeval.errors import CheckerError, InputError
+from proofeval.model import Outcome, Problem, Verdict
 from proofeval.provers import registry
 from proofeval.provers.state_registry import StateOpener, state_opener
 from proofeval.scale.local import LocalChecker
-from proofeval.states import Budget, StateSession
+from proofeval.states import Budget, Feedback, StateSession
 from proofeval.store import RunStore
 
 
@@ -37,6 +40,24 @@ class States:
 
     def session(self, budget: Budget | None = None, store: RunStore | None = None) -> StateSession:
         return StateSession(self.opener, self.checker, budget, store)
+
+    def explain(
+        self, items: Sequence[tuple[Problem, str]], outcomes: Sequence[Outcome]
+    ) -> list[Feedback | None]:
+        """The feedback of each FAIL among `outcomes` (of `items`, in order), found through
+        proof states (StateSession.diagnose); None for the others, and where the prover
+        gives none."""
+        found: list[Feedback | None] = []
+        with self.session() as session:
+            for (problem, proof), outcome in zip(items, outcomes, strict=True):
+                if outcome.verdict is not Verdict.FAIL:
+                    found.append(None)
+                    continue
+                try:
+                    found.append(session.diagnose(problem, proof))
+                except (InputError, CheckerError):  # a prover without states, a dead process
+                    found.append(None)
+        return found
 
     def close(self) -> None:
         with self._lock:

@@ -27,6 +27,7 @@ from proofeval.provers.registry import supported
 from proofeval.scale.api import Checker, problem
 from proofeval.scale.service.metrics import Metrics
 from proofeval.scale.service.state_routes import add_state_routes
+from proofeval.scale.states import States
 
 
 class ProblemIn(BaseModel):
@@ -47,6 +48,7 @@ class CheckIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     items: list[ItemIn]
     timeout: float | None = Field(default=None, gt=0)
+    feedback: bool = Field(default=False, description="a FAIL's goals and failing step")
 
 
 @dataclass
@@ -117,7 +119,7 @@ def create_app(checker: Checker, config: ServiceConfig) -> FastAPI:
         start = time.perf_counter()
         _authorize(request, config.token)
         body = await _read_limited(request, config.max_body_bytes)
-        items, timeout = _parse(body, config)
+        items, timeout, explain = _parse(body, config)
         # No await from the look at the queue to the submission: the bound is exact.
         if checker.stats().queued + len(items) > config.max_queue:
             raise Refused(
@@ -144,11 +146,17 @@ def create_app(checker: Checker, config: ServiceConfig) -> FastAPI:
             }
             for o in outcomes
         ]
+        if explain:
+            found = await asyncio.to_thread(states.explain, items, outcomes)
+            for result, feedback in zip(results, found, strict=True):
+                if feedback is not None:
+                    result["feedback"] = feedback.as_dict()
         return JSONResponse({"results": results})
 
+    states = States(checker)
     close_states = add_state_routes(
         app,
-        checker,
+        states,
         checker.settings.memory_mb,
         lambda given: _given_problem(given, config),
         Refused,
@@ -189,7 +197,9 @@ async def _read_limited(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _parse(body: bytes, config: ServiceConfig) -> tuple[list[tuple[Problem, str]], float | None]:
+def _parse(
+    body: bytes, config: ServiceConfig
+) -> tuple[list[tuple[Problem, str]], float | None, bool]:
     try:
         request = CheckIn.model_validate_json(body)
     except ValidationError as exc:
@@ -202,7 +212,7 @@ def _parse(body: bytes, config: ServiceConfig) -> tuple[list[tuple[Problem, str]
     items = []
     for n, item in enumerate(request.items):
         items.append((_problem(n, item.problem, config), item.proof))
-    return items, request.timeout
+    return items, request.timeout, request.feedback
 
 
 def _problem(n: int, given: ProblemIn | str, config: ServiceConfig) -> Problem:

@@ -23,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from proofeval.errors import InputError
 from proofeval.model import Problem
-from proofeval.scale.api import Checker
 from proofeval.scale.states import States
 from proofeval.states import Budget, StateSession, StepError
 
@@ -69,7 +68,7 @@ class StateIn(BaseModel):
 
 def add_state_routes(
     app: FastAPI,
-    checker: Checker,
+    states: States,
     memory_mb: int,
     problem_of: Callable[[Any], Problem],
     refuse: Callable[[int, str], Exception],
@@ -79,7 +78,6 @@ def add_state_routes(
     request's problem (inline or by benchmark id) under the service's rules;
     `refuse(status, why)`: the exception that answers with that status; `authorize`:
     the service's token check."""
-    states = States(checker)
     sessions: dict[str, StateSession] = {}
     lock = threading.Lock()
 
