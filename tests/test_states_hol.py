@@ -213,3 +213,35 @@ def test_the_path_is_assembled_in_preorder() -> None:
         "(A) THENL [((B) THEN ((C))); ((D) THENL [((E)); (ALL_TAC); (ALL_TAC)])]"
     )
     assert hol_light_proof([]) == "ALL_TAC"
+
+
+BOOL = "Y 1 A 626f6f6c 0\n"  # the type bool (names are in hex)
+FORGED_GOALS = {
+    "ill-typed": BOOL + "Y 2 A 6e756d 0\nM 3 V 78 1\nM 4 V 6e 2\nM 5 A 3 4\nG 0 5\n",
+    "a constant at another type": BOOL + "Y 2 A 6e756d 0\nM 3 C 54 2\nG 0 3\n",
+    "not a formula": BOOL + "Y 2 A 6e756d 0\nM 3 V 6e 2\nG 0 3\n",
+    "a record twice": BOOL + "Y 1 A 626f6f6c 0\n",
+    "an unknown type": "Y 1 A 6e6f5f73756368 0\nM 2 V 78 1\nG 0 2\n",
+    "a later record": BOOL + "M 3 A 4 4\nM 4 C 54 1\nG 0 3\n",
+}
+
+
+@pytest.mark.parametrize("forged", sorted(FORGED_GOALS))
+def test_goals_sent_back_are_rebuilt_through_the_kernel(core: WarmProcess, forged: str) -> None:
+    """What a tactic's child sends back is untrusted: anything the kernel's constructors
+    would not build is refused, never held as a state."""
+    from proofeval.provers.hol_light.server import _ocaml_string
+
+    def decode(text: str) -> str:
+        expr = (
+            f'(try ignore (Proofeval_goals.decode {_ocaml_string(text)}); "accepted" '
+            'with Failure why -> "refused: " ^ why)'
+        )
+        return core.eval_string(expr)
+
+    assert decode(BOOL + "M 3 C 54 1\nG 0 3\n") == "accepted"  # `T`, well formed
+    why = decode(FORGED_GOALS[forged])
+    assert why.startswith("refused: record"), why
+    expected = {"not a formula": "not a formula", "a record twice": "twice",
+                "a later record": "no earlier term"}.get(forged, "")  # fmt: skip
+    assert expected in why
