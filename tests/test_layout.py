@@ -19,7 +19,7 @@ LAYERS: list[set[str]] = [
     {"errors", "model"},
     {"files", "store", "timeouts", "console"},
     {"metrics", "provers", "generate"},
-    {"loaders", "report"},
+    {"loaders", "report", "states"},
     {"builders", "runs", "grading", "scale"},
     {"baselines"},
     {"commands"},

@@ -12,6 +12,7 @@ from proofeval.commands import (
     demo,
     generate,
     grade,
+    mcp,
     obfuscate,
     problems,
     profile,
@@ -37,6 +38,7 @@ COMMANDS = (
     profile,
     obfuscate,
     serve,
+    mcp,
     select,
 )
 

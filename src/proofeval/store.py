@@ -9,6 +9,7 @@ again.
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
@@ -40,6 +41,11 @@ SCHEMA = (
         output TEXT NOT NULL, model TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
         completion_tokens INTEGER NOT NULL, seconds REAL NOT NULL,
         PRIMARY KEY (problem_id, sample))""",
+    # A FAIL's structured feedback (proofeval.states.feedback), as JSON, for the proof text
+    # it is about; added in version 2 without a migration: older stores gain the table.
+    """CREATE TABLE IF NOT EXISTS feedback (
+        problem_id TEXT NOT NULL, idx INTEGER NOT NULL, proof_sha TEXT NOT NULL,
+        feedback TEXT NOT NULL, PRIMARY KEY (problem_id, idx, proof_sha))""",
 )
 
 RECORD_GENERATION = "INSERT OR REPLACE INTO generations VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -197,6 +203,22 @@ class RunStore:
         )
         with self._transaction() as db:
             db.execute(RECORD, row)
+
+    def record_feedback(self, attempt: Attempt, feedback: dict) -> None:
+        """Keep a FAIL's feedback (a JSON object) with this attempt's proof text."""
+        row = (attempt.problem_id, attempt.index, proof_sha(attempt), json.dumps(feedback))
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO feedback VALUES (?, ?, ?, ?)", row)
+
+    def feedback(self, attempt: Attempt) -> dict | None:
+        """The feedback kept with this attempt's proof text, if any."""
+        key = (attempt.problem_id, attempt.index, proof_sha(attempt))
+        with self._lock:
+            row = self._db.execute(
+                "SELECT feedback FROM feedback WHERE problem_id = ? AND idx = ? AND proof_sha = ?",
+                key,
+            ).fetchone()
+        return None if row is None else json.loads(row[0])
 
     def outcome(self, attempt: Attempt) -> Outcome | None:
         """The verdict on this attempt's exact proof text, or None if it was not checked."""

@@ -259,6 +259,13 @@ class LocalChecker:
                 failures[prover] = checker_failure(exc).message
         return failures
 
+    def warm_process(self, prover: str) -> object:
+        """`prover`'s shared process on this machine (HOL Light's loaded core), started
+        if need be; what else uses it (proof states) forks it."""
+        if self._remote is not None:
+            raise InputError("proof states need the provers on this machine, not on Ray")
+        return self._shared_of(prover).get()
+
     def stats(self) -> Stats:
         with self._cond:
             queued = sum(not t.future.cancelled() for t in self._queue)

@@ -182,6 +182,11 @@ class CoqSession:
         report.seconds = time.monotonic() - start
         return report
 
+    def run_commands(self, commands: list[str], deadline: float) -> tuple[str, str]:
+        """Send the parent's own `commands` (proof states, states.py); what stdout and
+        stderr said. Timeout: the process is killed."""
+        return self._exchange(commands, deadline)
+
     def _new_assumptions(self, entries: list[str]) -> list[str]:
         """The entries that the header's environment does not have: each name is asked
         again after the Reset, and its entry must read exactly the same there."""

@@ -19,9 +19,11 @@ MODULES = (
     "proofeval_phrases",
     "proofeval_server",
     "proofeval_toplevel",
+    "proofeval_states",
 )  # in link order
-# Loaded as HOL Light text: the kernel log right after fusion.ml, the replay after hol.ml.
-HOL_TEXT = ("proofeval_kernel_log.ml", "proofeval_replay.ml")
+# Loaded as HOL Light text: the kernel log right after fusion.ml, the replay and the proof
+# states' goals after hol.ml.
+HOL_TEXT = ("proofeval_kernel_log.ml", "proofeval_replay.ml", "proofeval_goals.ml")
 IDENTITY = "proofeval_identity"  # compiled on its own: loaded with the kernel log
 SOURCES = (
     "proofeval_stubs.c",

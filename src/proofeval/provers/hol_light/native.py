@@ -40,12 +40,14 @@ SOURCES = (
     "proofeval_identity.ml",
     "proofeval_kernel_log.ml",
     "proofeval_replay.ml",
+    "proofeval_goals.ml",
     "proofeval_quotes.ml",
     "proofeval_text.ml",
     "proofeval_deny.ml",
     "proofeval_phrases.ml",
     "proofeval_parse.ml",
     "proofeval_server.ml",
+    "proofeval_states.ml",
     "proofeval_native_slots.ml",
     "proofeval_native.ml",
     "proofeval_native_main.ml",
@@ -117,7 +119,8 @@ def core_text(hol_dir: Path, build_sources: Path) -> tuple[str, set[FileId]]:
 
     body = LOADS.sub(inline, hol[first:])
     replay = _phrases((build_sources / "proofeval_replay.ml").read_text())
-    return prelude + body + replay, ids
+    goals = _phrases((build_sources / "proofeval_goals.ml").read_text())
+    return prelude + body + replay + goals, ids
 
 
 def _native_prelude(prelude: str) -> str:
@@ -233,11 +236,13 @@ def _compile_all(out: Path, src: Path, text: str, hol_dir: Path) -> None:
     _parse(build, text, f"{CORE}.ml", [], out, NativeUnavailable)
     steps = [
         ([*opt, "-w", "-a", "-c", f"{CORE}.ml"], "compiling HOL Light natively"),
-        ([*opt, "-c", "proofeval_text.ml", "proofeval_server.ml", "proofeval_native_slots.ml",
-          "proofeval_native.ml", "proofeval_native_main.ml"], "compiling the checker"),
+        ([*opt, "-c", "proofeval_text.ml", "proofeval_server.ml", "proofeval_states.ml",
+          "proofeval_native_slots.ml", "proofeval_native.ml", "proofeval_native_main.ml"],
+         "compiling the checker"),
         ([*opt, "-linkpkg", "-linkall", "-o", EXECUTABLE, "proofeval_stubs.o",
           "proofeval_identity.cmx", f"{CORE}.cmx", "proofeval_text.cmx", "proofeval_server.cmx",
-          "proofeval_native_slots.cmx", "proofeval_native.cmx", "proofeval_native_main.cmx"],
+          "proofeval_states.cmx", "proofeval_native_slots.cmx", "proofeval_native.cmx",
+          "proofeval_native_main.cmx"],
          "linking the checker"),
     ]  # fmt: skip
     for cmd, what in steps:

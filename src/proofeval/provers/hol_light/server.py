@@ -170,6 +170,10 @@ class WarmProcess:
     def clone(self) -> WarmProcess:
         return self.launcher.clone(self)
 
+    def state_request(self, fields: list[str], timeout: float) -> list[str]:
+        """A proof-state request (proofeval_states.ml; see states.py) and its reply."""
+        return self._request(fields, timeout)
+
     def close(self) -> None:
         self.conn.close()
 
@@ -281,7 +285,7 @@ def _alive(pid: int) -> bool:
 
 def start_script(home: Path, build: Path) -> str:
     """HOL Light's hol.ml with the kernel log loaded right after the kernel, so that every
-    theorem made later is noted, then the replay and the server."""
+    theorem made later is noted, then the replay, the proof states' goals and the server."""
     hol = (home / "hol.ml").read_text(errors="replace")
     if hol.count(KERNEL) != 1:
         raise InputError(
@@ -293,7 +297,9 @@ def start_script(home: Path, build: Path) -> str:
         f'#use "{build / "proofeval_kernel_log.ml"}";;'
     )
     logged = hol.replace(KERNEL, f"{KERNEL}\n{log}")
-    return f'{logged}\n#use "{build / "proofeval_replay.ml"}";;\n#use "{build / "boot.ml"}";;\n'
+    after = [build / "proofeval_replay.ml", build / "proofeval_goals.ml", build / "boot.ml"]
+    uses = "".join(f'#use "{path}";;\n' for path in after)
+    return f"{logged}\n{uses}"
 
 
 class Launcher:

@@ -1,9 +1,9 @@
 """The checking service: HTTP over one proofeval.Checker, adding nothing to its verdicts.
 
 POST /check takes a batch of (problem, proof) and answers one verdict per item, in
-order; GET /health says whether it is ready; GET /metrics is for Prometheus. A bearer
-token, when set, is required by /check and /metrics. Slow and surplus connections are
-closed below the app (service/connections.py)."""
+order; GET /health says whether it is ready; GET /metrics is for Prometheus; /states/...
+are proof-state sessions (state_routes.py). A bearer token, when set, is required by all
+but /health. Slow and surplus connections are closed below the app (connections.py)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ from proofeval.provers.registry import supported
 from proofeval.scale.api import Checker, problem
 from proofeval.scale.service.connections import ConnectionGuard, ConnectionLimits
 from proofeval.scale.service.metrics import Metrics
+from proofeval.scale.service.state_routes import add_state_routes
+from proofeval.scale.states import States
 
 
 class ProblemIn(BaseModel):
@@ -48,6 +50,7 @@ class CheckIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     items: list[ItemIn]
     timeout: float | None = Field(default=None, gt=0)
+    feedback: bool = Field(default=False, description="a FAIL's goals and failing step")
 
 
 @dataclass
@@ -93,6 +96,7 @@ def create_app(
         threading.Thread(target=warm_up, daemon=True).start()
         yield
         state["status"] = "draining"
+        await asyncio.to_thread(close_states)
         await asyncio.to_thread(checker.close)
 
     app = FastAPI(title="proofeval", lifespan=lifespan, docs_url=None, redoc_url=None)
@@ -125,7 +129,7 @@ def create_app(
             body = await _read_limited(request, config.max_body_bytes)
         except ClientDisconnect:  # it left, or the guard closed it (a body too slow)
             return Response(status_code=499)  # nobody reads it
-        items, timeout = _parse(body, config)
+        items, timeout, explain = _parse(body, config)
         # No await from the look at the queue to the submission: the bound is exact.
         if checker.stats().queued + len(items) > config.max_queue:
             raise Refused(
@@ -152,9 +156,33 @@ def create_app(
             }
             for o in outcomes
         ]
+        if explain:
+            found = await asyncio.to_thread(states.explain, items, outcomes)
+            for result, feedback in zip(results, found, strict=True):
+                if feedback is not None:
+                    result["feedback"] = feedback.as_dict()
         return JSONResponse({"results": results})
 
+    states = States(checker)
+    close_states = add_state_routes(
+        app,
+        states,
+        checker.settings.memory_mb,
+        lambda given: _given_problem(given, config),
+        Refused,
+        lambda request: _authorize(request, config.token),
+    )
     return app
+
+
+def _given_problem(given: object, config: ServiceConfig) -> Problem:
+    """A proof state's problem: a --bench id, or one given inline (as /check's items)."""
+    if not isinstance(given, str):
+        try:
+            given = ProblemIn.model_validate(given)
+        except ValidationError as exc:
+            raise Refused(422, str(exc.errors(include_url=False)[:3])) from None
+    return _problem(0, given, config)
 
 
 def _authorize(request: Request, token: str | None) -> None:
@@ -179,7 +207,9 @@ async def _read_limited(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _parse(body: bytes, config: ServiceConfig) -> tuple[list[tuple[Problem, str]], float | None]:
+def _parse(
+    body: bytes, config: ServiceConfig
+) -> tuple[list[tuple[Problem, str]], float | None, bool]:
     try:
         request = CheckIn.model_validate_json(body)
     except ValidationError as exc:
@@ -192,7 +222,7 @@ def _parse(body: bytes, config: ServiceConfig) -> tuple[list[tuple[Problem, str]
     items = []
     for n, item in enumerate(request.items):
         items.append((_problem(n, item.problem, config), item.proof))
-    return items, request.timeout
+    return items, request.timeout, request.feedback
 
 
 def _problem(n: int, given: ProblemIn | str, config: ServiceConfig) -> Problem:

@@ -1,5 +1,5 @@
-(* Read by the HOL Light toplevel after hol.ml and proofeval_replay.ml: load the checker
-   and serve.
+(* Read by the HOL Light toplevel after hol.ml, proofeval_replay.ml and proofeval_goals.ml:
+   load the checker and serve.
    PROOFEVAL_BUILD_DIR names the directory holding proofeval_server.cma. *)
 #load "unix.cma";;
 Topdirs.dir_directory (Sys.getenv "PROOFEVAL_BUILD_DIR");;
@@ -7,6 +7,15 @@ Topdirs.dir_directory (Sys.getenv "PROOFEVAL_BUILD_DIR");;
 let proofeval_tactic_slot : (unit -> tactic) option ref = ref None;;
 let proofeval_term_slot : (unit -> term) option ref = ref None;;
 let proofeval_string_slot : (unit -> string) option ref = ref None;;
+let proofeval_engine =
+  Proofeval_toplevel.engine proofeval_tactic_slot proofeval_term_slot proofeval_string_slot;;
+Proofeval_states.install
+  { Proofeval_states.start = Proofeval_goals.start; Proofeval_states.apply = Proofeval_goals.apply;
+    Proofeval_states.count = Proofeval_goals.count; Proofeval_states.show = Proofeval_goals.show;
+    Proofeval_states.encode = Proofeval_goals.encode; Proofeval_states.decode = Proofeval_goals.decode;
+    Proofeval_states.snapshot = Proofeval_goals.snapshot;
+    Proofeval_states.find_theorems = Proofeval_goals.find_theorems }
+  proofeval_engine;;
 Proofeval_server.serve
   { Proofeval_server.prove = prove; Proofeval_server.dest_thm = dest_thm;
     Proofeval_server.axioms = axioms; Proofeval_server.aconv = aconv;
@@ -14,4 +23,4 @@ Proofeval_server.serve
     Proofeval_server.write_steps = Proofeval_replay.write;
     Proofeval_server.prepare_replay = Proofeval_kernel_log.refresh_olds;
     Proofeval_server.replay = Proofeval_replay.replay }
-  (Proofeval_toplevel.engine proofeval_tactic_slot proofeval_term_slot proofeval_string_slot);;
+  proofeval_engine;;

@@ -16,6 +16,18 @@ let () =
     Proofeval_native.engine config ~tactic:Proofeval_native_slots.tactic
       ~term:Proofeval_native_slots.term ~string:Proofeval_native_slots.string
   in
+  Proofeval_states.install
+    {
+      Proofeval_states.start = Proofeval_goals.start;
+      apply = Proofeval_goals.apply;
+      count = Proofeval_goals.count;
+      show = Proofeval_goals.show;
+      encode = Proofeval_goals.encode;
+      decode = Proofeval_goals.decode;
+      snapshot = Proofeval_goals.snapshot;
+      find_theorems = Proofeval_goals.find_theorems;
+    }
+    engine;
   ignore @@ Proofeval_server.serve
     {
       Proofeval_server.prove;

@@ -291,6 +291,16 @@ let connect path token =
   send sock [ "hello"; token; string_of_int (Unix.getpid ()) ];
   sock
 
+(* Request kinds that other modules serve (proofeval_states.ml): each gives its reply, or
+   None when the request is not one of its own. *)
+let extensions : (string list -> server_fd:Unix.file_descr -> string list option) list ref =
+  ref []
+
+let extension request ~server_fd =
+  match List.find_map (fun serve -> serve request ~server_fd) !extensions with
+  | Some reply -> reply
+  | None -> [ "error"; "bad request" ]
+
 let rec serve_on srv sock =
   Printf.eprintf "proofeval: warm process %d serving\n%!" (Unix.getpid ());
   let ic = Unix.in_channel_of_descr sock in
@@ -325,7 +335,7 @@ and handle srv sock request =
     | [ "clone"; token ] -> clone srv sock token
     | [ "eval"; text ] -> eval_string srv text
     | [ "split"; path ] -> srv.engine.split path
-    | _ -> [ "error"; "bad request" ]
+    | _ -> extension request ~server_fd:sock
   in
   send sock reply
 

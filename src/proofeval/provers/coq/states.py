@@ -1,0 +1,194 @@
+"""Coq's proof states: one warm, sandboxed coqtop per session and problem, with the
+header loaded. A state is its path, the sentences that reach it from the statement; a
+step states the theorem again, runs the path and the new sentences, and asks for the
+goals (`Show`), then goes back to the header with `Reset`. Coq's sentences take
+milliseconds, so replaying the path costs little, and branching is free.
+
+Every step's text goes through the answer policy first (policy.py: the sentences an
+answer may hold, each parenthesized as one tactic) and runs within its own wall clock;
+what coqtop prints is read between markers that carry a random value, as for an
+attempt (session.py)."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from proofeval.errors import CheckerError
+from proofeval.model import Outcome, Problem, Stage, Verdict
+from proofeval.provers.coq.checker import CoqChecker, context, sentence
+from proofeval.provers.coq.policy import CLOSERS, Refusal, prepare, theorem_name
+from proofeval.provers.coq.sentences import SentenceError, split
+from proofeval.provers.coq.session import CoqSession, Timeout
+from proofeval.provers.coq.verdict import refused
+from proofeval.provers.interface import CheckSettings
+from proofeval.provers.states import Goals, Refused, StepLimits
+
+PROMPT = re.compile(r"(?m)^\S* < ")
+BLANK_LINES = re.compile(r"^(?:[ \t]*\n)+")
+NEXT_GOAL = re.compile(r"\n\s*\n(?=goal \d+ is:)")
+START_LIMIT = 600.0
+
+
+class CoqStates:
+    """One session's states of one problem: their paths, and a coqtop to run them."""
+
+    def __init__(self, problem: Problem, settings: CheckSettings) -> None:
+        self.problem = problem
+        self.theorem = theorem_name(problem.statement)
+        if self.theorem is None:
+            raise CheckerError("the statement is not `Theorem name : ... .`")
+        self._starter = CoqChecker(settings, lambda *_: None)
+        self._starter.workdir = Path(tempfile.mkdtemp(prefix="proofeval-coq-states-"))
+        self._session: CoqSession | None = None
+        self.paths: dict[str, list[str]] = {}
+
+    def _ready(self) -> CoqSession:
+        if self._session is None or not self._session.alive:
+            self._session = self._starter.start(context(self.problem))
+        return self._session
+
+    def start(self, handle: str) -> Goals:
+        goals, error, _ = self._run([], [], START_LIMIT)
+        if error:
+            raise CheckerError(f"the statement is unusable: {error}")
+        self.paths[handle] = []
+        return goals
+
+    def apply(self, parent: str, handle: str, tactic: str, limits: StepLimits) -> Goals | Refused:
+        try:
+            body = self._screen(tactic)
+        except Refusal as refusal:
+            return Refused(refused(refusal))
+        path = self.paths[parent]
+        started = time.monotonic()
+        try:
+            goals, error, path_error = self._run(path, body, limits.timeout)
+        except Timeout:
+            self._session = None
+            seconds = time.monotonic() - started
+            outcome = Outcome(Verdict.TIMEOUT, Stage.CHECK, seconds, "wall-clock limit reached")
+            return Refused(outcome, seconds)
+        seconds = time.monotonic() - started
+        if path_error:
+            raise CheckerError(f"the state's path no longer runs: {path_error}")
+        if error:
+            return Refused(Outcome(Verdict.FAIL, Stage.CHECK, seconds, error), seconds)
+        self.paths[handle] = path + body
+        return Goals(goals.goals, goals.solved, seconds=seconds)
+
+    def _screen(self, tactic: str) -> list[str]:
+        """The step's sentences as the checker would write them; Refusal if the answer
+        language refuses them, or they close the proof (finish does that)."""
+        try:
+            sentences = split(tactic)
+        except SentenceError as exc:
+            raise Refusal(f"does not parse as Coq sentences: {exc}", cheating=False) from None
+        if not sentences:
+            raise Refusal("no sentence to run", cheating=False)
+        if any(s.code.strip() in CLOSERS for s in sentences):
+            raise Refusal("a step does not close the proof: finish does", cheating=False)
+        assert self.theorem is not None
+        script = prepare(tactic, self.theorem)
+        if script.lemmas:
+            raise Refusal("lemmas cannot be stated in a proof state", cheating=False)
+        body = script.proof.removeprefix("Proof.\n")
+        return body[: body.rindex("Qed.")].splitlines()
+
+    def _run(self, path: list[str], body: list[str], timeout: float) -> tuple[Goals, str, str]:
+        """Run the statement, `path` and `body`; the goals, the body's first error and
+        the path's."""
+        session = self._ready()
+        mark = f"proofeval_{secrets.token_hex(8)}"
+        commands = [
+            f"Definition {mark}_mark := Type.",
+            sentence(self.problem.statement),
+            "Proof.",
+            *path,
+            f"Check {mark}_path.",
+            *body,
+            f"Check {mark}_body.",
+            f"Locate {mark}_begin.",
+            "Show.",
+            f"Locate {mark}_end.",
+            "Abort All.",
+            f"Reset {mark}_mark.",
+        ]
+        out, err = session.run_commands(commands, time.monotonic() + timeout)
+        shown = _between(out, f"{mark}_begin", f"{mark}_end").strip()
+        before, _, after = err.partition(f"> Check {mark}_path.")
+        body_err = after.partition(f"reference {mark}_path was not found")[2]
+        body_err = body_err.partition(f"> Check {mark}_body.")[0]
+        return _goals(shown), _first_error(body_err), _first_error(before)
+
+    def release(self, handle: str) -> None:
+        self.paths.pop(handle, None)
+
+    def search(self, pattern: str, limit: int, limits: StepLimits) -> list[str] | Refused:
+        command = f"Search {pattern.strip().removesuffix('.')}."
+        try:
+            if len(split(command)) != 1:
+                raise SentenceError("more than one sentence")
+        except SentenceError as exc:
+            why = f"not one Search pattern: {exc}"
+            return Refused(Outcome(Verdict.ERROR, Stage.PRECHECK, 0.0, why))
+        mark = f"proofeval_{secrets.token_hex(8)}"
+        commands = [f"Locate {mark}_begin.", command, f"Locate {mark}_end."]
+        try:
+            out, err = self._ready().run_commands(commands, time.monotonic() + limits.timeout)
+        except Timeout:
+            self._session = None
+            outcome = Outcome(Verdict.TIMEOUT, Stage.CHECK, limits.timeout, "wall-clock limit")
+            return Refused(outcome, limits.timeout)
+        error = _first_error(err)
+        if error:
+            return Refused(Outcome(Verdict.FAIL, Stage.CHECK, 0.0, error))
+        found = _between(out, f"{mark}_begin", f"{mark}_end")
+        return _entries(found)[:limit]
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+        shutil.rmtree(self._starter.workdir, ignore_errors=True)
+
+
+def _between(text: str, start: str, end: str) -> str:
+    """What was printed after the line naming `start` and before the one naming `end`."""
+    i = text.find(start)
+    j = text.find(end, i + 1)
+    if i < 0 or j < 0:
+        return ""
+    return text[text.find("\n", i) + 1 : text.rfind("\n", 0, j) + 1]
+
+
+def _goals(shown: str) -> Goals:
+    if "No more goals" in shown:
+        return Goals((), solved=True)
+    first, _, rest = shown.partition("\n")
+    body = rest if re.fullmatch(r"\d+ goals?", first.strip()) else shown
+    chunks = [BLANK_LINES.sub("", c).rstrip() for c in NEXT_GOAL.split(body)]
+    return Goals(tuple(c for c in chunks if c.strip()), solved=False)
+
+
+def _first_error(err: str) -> str:
+    """The first error Coq printed in `err`, without its prompts, on one line."""
+    i = err.find("Error:")
+    if i < 0:
+        return ""
+    text = PROMPT.split(err[i:])[0]
+    return " ".join(text.split())
+
+
+def _entries(printed: str) -> list[str]:
+    """Search's results, one per entry (an entry's continuation lines are indented)."""
+    entries: list[str] = []
+    for line in printed.splitlines():
+        if line[:1].isspace() and entries:
+            entries[-1] += "\n" + line
+        elif line.strip():
+            entries.append(line)
+    return entries

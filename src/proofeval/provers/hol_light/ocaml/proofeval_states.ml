@@ -1,0 +1,145 @@
+(* Proof states, served by a session's own warm process (a fork of the context).
+
+   The process holds its states as data (see proofeval_goals.ml) in a table of its own;
+   no other session's process can name them. Every tactic is an answer: it goes through
+   the engine's parser and deny-list, and runs in a confined child under the attempt's
+   limits and wall clock, exactly as `check` runs an attempt. Only the new goals come
+   back, as terms the kernel rebuilds here; this process never runs a tactic. *)
+
+open Proofeval_text
+
+type ('term, 'tac, 'st) goals = {
+  start : 'term -> 'st;
+  apply : 'tac -> 'st -> 'st * int;  (* the new state, and how many goals the tactic made *)
+  count : 'st -> int;
+  show : 'st -> string list;  (* each goal as the prover prints it *)
+  encode : 'st -> string;  (* in the child *)
+  decode : string -> 'st;  (* here; Failure if the text is not well-formed goals *)
+  snapshot : unit -> unit -> bool;  (* whether the axioms changed since *)
+  find_theorems : 'term -> int -> string list;
+}
+
+let max_reply_mb = 16
+let goal_text_limit = 20000
+
+let cut s =
+  if String.length s <= goal_text_limit then s else String.sub s 0 goal_text_limit ^ "\n..."
+
+let children_cpu () =
+  let t = Unix.times () in
+  t.Unix.tms_cutime +. t.Unix.tms_cstime
+
+(* Run [body] (which returns its reply's fields) in a confined child; the fields, or a
+   final verdict as for an attempt, and the CPU seconds it took. *)
+let in_child limits ~server_fd body =
+  let nonce = Proofeval_server.fresh_nonce () in
+  let cpu = children_cpu () in
+  let deadline = Unix.gettimeofday () +. limits.Proofeval_server.timeout in
+  let got, status =
+    Proofeval_server.confined limits ~server_fd ~deadline ~limit:(max_reply_mb * 1048576)
+      (fun fd -> send fd (nonce :: body ()))
+  in
+  let spent = Printf.sprintf "%.3f" (children_cpu () -. cpu) in
+  let failed v why = `Failed [ v; "check"; one_line why ] in
+  let result =
+    match (got, status) with
+    | `Timeout, _ -> failed "TIMEOUT" (Printf.sprintf "no result within %gs" limits.Proofeval_server.timeout)
+    | `Too_big, _ -> failed "ERROR" (Printf.sprintf "the result exceeds %d MiB" max_reply_mb)
+    | `Eof data, Unix.WEXITED 0 -> (
+        match decode data with
+        | n :: "done" :: fields when n = nonce -> `Done fields
+        | [ n; v; stage; msg ]
+          when n = nonce
+               && List.mem v [ "FAIL"; "CHEATING"; "ERROR" ]
+               && List.mem stage [ "precheck"; "check" ] -> `Failed [ v; stage; msg ]
+        | _ | (exception _) -> failed "ERROR" "no valid result from the child")
+    | `Eof _, st -> failed "ERROR" (Proofeval_server.describe_status st)
+  in
+  (result, spent)
+
+(* What the tactic's own code may raise, as a verdict's fields. *)
+let guarded f =
+  match f () with
+  | fields -> fields
+  | exception Failure msg -> [ "FAIL"; "check"; one_line msg ]
+  | exception Out_of_memory -> [ "ERROR"; "check"; "memory exhausted" ]
+  | exception Stack_overflow -> [ "ERROR"; "check"; "stack overflow" ]
+  | exception exn -> [ "ERROR"; "check"; one_line ("exception " ^ Printexc.to_string exn) ]
+
+let compiled_or prepared k =
+  match prepared () with
+  | `Error why -> [ "ERROR"; "precheck"; one_line why ]
+  | `Denied why -> [ "CHEATING"; "precheck"; one_line why ]
+  | `Ok thunk -> guarded (fun () -> k (thunk ()))
+
+let apply_body g prepared st () =
+  compiled_or prepared (fun tac ->
+      let changed = g.snapshot () in
+      let st', made = g.apply tac st in
+      if changed () then [ "CHEATING"; "check"; "the tactic added axioms" ]
+      else "done" :: string_of_int made :: g.encode st' :: List.map cut (g.show st'))
+
+let limits_of timeout memory_mb =
+  { Proofeval_server.timeout = float_of_string timeout; memory_mb = int_of_string memory_mb }
+
+let start g engine table id text =
+  match engine.Proofeval_server.statement text with
+  | `Error why | `Denied why -> [ "error"; why ]
+  | `Ok thunk -> (
+      match g.start (thunk ()) with
+      | st ->
+          Hashtbl.replace table id st;
+          "ok" :: string_of_int (g.count st) :: List.map cut (g.show st)
+      | exception exn -> [ "error"; "the statement does not evaluate: " ^ Printexc.to_string exn ])
+
+let apply g engine table ~server_fd from id timeout memory_mb tactic =
+  match Hashtbl.find_opt table from with
+  | None -> [ "error"; "no such state" ]
+  | Some st -> (
+      let limits = limits_of timeout memory_mb in
+      let prepared =
+        engine.Proofeval_server.prepare_tactic ~timeout:limits.Proofeval_server.timeout
+          ~memory_mb:limits.Proofeval_server.memory_mb tactic
+      in
+      match in_child limits ~server_fd (apply_body g prepared st) with
+      | `Failed fields, spent -> ("failed" :: fields) @ [ spent ]
+      | `Done (made :: encoded :: shown), spent -> (
+          match g.decode encoded with
+          | st' ->
+              Hashtbl.replace table id st';
+              "applied" :: made :: spent :: string_of_int (g.count st') :: shown
+          | exception (Failure why | Invalid_argument why) ->
+              [ "failed"; "CHEATING"; "check"; one_line ("the new goals do not rebuild: " ^ why);
+                spent ])
+      | `Done _, spent -> [ "failed"; "ERROR"; "check"; "no valid result from the child"; spent ])
+
+(* The pattern is untrusted text too: deny-checked, evaluated and searched in a child. *)
+let search g engine ~server_fd pattern limit timeout memory_mb =
+  let limits = limits_of timeout memory_mb in
+  match engine.Proofeval_server.statement pattern with
+  | `Error why -> [ "failed"; "ERROR"; "precheck"; one_line why; "0" ]
+  | `Denied why -> [ "failed"; "CHEATING"; "precheck"; one_line why; "0" ]
+  | `Ok thunk -> (
+      let body () =
+        guarded (fun () -> "done" :: List.map cut (g.find_theorems (thunk ()) (int_of_string limit)))
+      in
+      match in_child limits ~server_fd body with
+      | `Failed fields, spent -> ("failed" :: fields) @ [ spent ]
+      | `Done found, spent -> "found" :: spent :: found)
+
+let handle g engine table request ~server_fd =
+  match request with
+  | [ "state_start"; id; text ] -> Some (start g engine table id text)
+  | [ "state_apply"; from; id; timeout; memory_mb; tactic ] ->
+      Some (apply g engine table ~server_fd from id timeout memory_mb tactic)
+  | [ "state_release"; id ] ->
+      Hashtbl.remove table id;
+      Some [ "ok" ]
+  | [ "state_count" ] -> Some [ "ok"; string_of_int (Hashtbl.length table) ]
+  | [ "state_search"; pattern; limit; timeout; memory_mb ] ->
+      Some (search g engine ~server_fd pattern limit timeout memory_mb)
+  | _ -> None
+
+let install g engine =
+  let table = Hashtbl.create 64 in
+  Proofeval_server.extensions := handle g engine table :: !Proofeval_server.extensions

@@ -1,0 +1,128 @@
+"""HOL Light's proof states: one warm process per session and problem, a fork of the
+problem's context, that holds the session's states of that problem (its OCaml side is
+ocaml/proofeval_states.ml and ocaml/proofeval_goals.ml).
+
+Each tactic runs in a confined fork of that process, as an attempt runs (the deny-list,
+the sandbox, the attempt's limits and its own wall clock); only the goals it leaves come
+back, rebuilt through the kernel. Branching costs nothing: two tactics applied to one
+state are two forks of the process that holds it."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+from proofeval.errors import CheckerError
+from proofeval.model import Outcome, Problem, Stage, Verdict
+from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.states import Goals, Refused, StepLimits
+
+START_LIMIT = 600.0  # seconds to evaluate a statement (natively it is compiled first)
+
+
+def _slack(limits: StepLimits) -> float:
+    """How long to wait for a step's reply: its limit, with room for compiling it
+    natively (bounded by its own CPU limit) and rebuilding its goals."""
+    return 2 * limits.timeout + 120.0
+
+
+class HolLightStateFactory:
+    """Loads each context once into a fork of the core (its template) and gives every
+    session its own fork of the template."""
+
+    def __init__(self, base: WarmProcess) -> None:
+        self.base = base
+        self._templates: dict[tuple[str, str], WarmProcess] = {}
+        self._lock = threading.Lock()
+
+    def open(self, problem: Problem) -> HolLightStates:
+        return HolLightStates(problem, self._template(problem).clone())
+
+    def _template(self, problem: Problem) -> WarmProcess:
+        key = (problem.header, problem.directory)
+        with self._lock:
+            if key not in self._templates:
+                proc = self.base.clone()
+                if problem.header.strip():
+                    try:
+                        path = self.base.launcher.scratch_file("context", problem.header)
+                        proc.load(path, problem.directory)
+                    except BaseException:
+                        proc.close()
+                        raise
+                self._templates[key] = proc
+            return self._templates[key]
+
+    def close(self) -> None:
+        with self._lock:
+            for proc in self._templates.values():
+                proc.close()
+            self._templates.clear()
+
+
+class HolLightStates:
+    """One session's states of one problem, held by its own process."""
+
+    def __init__(self, problem: Problem, proc: WarmProcess) -> None:
+        self.problem = problem
+        self.proc = proc
+
+    def start(self, handle: str) -> Goals:
+        reply = self.proc.state_request(
+            ["state_start", handle, self.problem.statement], START_LIMIT
+        )
+        if reply[0] != "ok" or len(reply) < 2 or not reply[1].isdigit():
+            raise CheckerError(f"the statement is unusable: {reply[-1]}")
+        return Goals(tuple(reply[2:]), solved=reply[1] == "0")
+
+    def apply(self, parent: str, handle: str, tactic: str, limits: StepLimits) -> Goals | Refused:
+        timeout = repr(float(limits.timeout))
+        fields = ["state_apply", parent, handle, timeout, str(limits.memory_mb), tactic]
+        reply = self.proc.state_request(fields, _slack(limits))
+        if reply[0] == "applied" and len(reply) >= 4:
+            made, seconds, count = reply[1:4]
+            if made.isdigit() and count.isdigit():
+                goals = tuple(reply[4:])
+                return Goals(goals, solved=count == "0", made=int(made), seconds=_seconds(seconds))
+        if reply[0] == "failed" and len(reply) == 5:
+            return _refused(reply[1:])
+        if reply[0] == "error":
+            raise CheckerError(f"HOL Light refused the step: {reply[-1]}")
+        raise CheckerError(f"unexpected reply from HOL Light to a step: {reply[:4]}")
+
+    def release(self, handle: str) -> None:
+        self.proc.state_request(["state_release", handle], 60.0)
+
+    def search(self, pattern: str, limit: int, limits: StepLimits) -> list[str] | Refused:
+        timeout = repr(float(limits.timeout))
+        fields = ["state_search", pattern, str(limit), timeout, str(limits.memory_mb)]
+        reply = self.proc.state_request(fields, _slack(limits))
+        if reply[0] == "found" and len(reply) >= 2:
+            return reply[2:]
+        if reply[0] == "failed" and len(reply) == 5:
+            return _refused(reply[1:])
+        raise CheckerError(f"unexpected reply from HOL Light to a search: {reply[:4]}")
+
+    def count(self) -> int:
+        """How many states this process holds (for tests)."""
+        return int(self.proc.state_request(["state_count"], 60.0)[1])
+
+    def close(self) -> None:
+        self.proc.close()
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        return 0.0
+    return value if 0.0 <= value < math.inf else 0.0
+
+
+def _refused(fields: list[str]) -> Refused:
+    verdict, stage, message, seconds = fields
+    try:
+        outcome = Outcome(Verdict(verdict), Stage(stage), _seconds(seconds), message)
+    except ValueError:
+        raise CheckerError(f"unexpected verdict from HOL Light: {fields[:2]}") from None
+    return Refused(outcome, _seconds(seconds))

@@ -1,0 +1,103 @@
+"""proofeval mcp: the official MCP SDK's own client drives `proofeval mcp BENCH` over a
+real stdio pipe: list and read problems, check, proof states, search, submit; every call
+is logged to the run directory and every submit is an attempt in its store. Real coqtop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from mcp import Client, StdioServerParameters
+
+from proofeval.model import Verdict
+from proofeval.store import RunStore
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = "Require Import Arith Lia."
+PROBLEMS = [
+    {"id": "coq.both", "prover": "coq", "category": "arith", "header": HEADER,
+     "statement": "Theorem both : forall n : nat, n + 0 = n /\\ 0 + n = n.",
+     "reference": "intros n. split; lia."},
+    {"id": "coq.le", "prover": "coq", "category": "order", "header": HEADER,
+     "statement": "Theorem le : forall a b : nat, a < b -> a <= b."},
+]  # fmt: skip
+
+
+def payload(result) -> object:
+    """A tool's result as data: its structured content, else its text as JSON."""
+    assert not result.is_error, result
+    if result.structured_content is not None:
+        data = result.structured_content
+        return data.get("result", data) if isinstance(data, dict) and len(data) == 1 else data
+    return json.loads(result.content[0].text)
+
+
+async def session(bench: Path, run: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "proofeval.cli", "mcp", str(bench), "--out", str(run), "--workers", "1",
+              "--max-checks", "3"],
+        env=env,
+    )  # fmt: skip
+    seen: dict = {}
+    async with Client(params, read_timeout_seconds=300) as client:
+
+        async def tool(name: str, **arguments: object) -> object:
+            return payload(await client.call_tool(name, arguments))
+
+        seen["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
+        seen["list"] = await tool("list_problems")
+        seen["order"] = await tool("list_problems", category="order")
+        seen["read"] = await tool("read_problem", problem_id="coq.both")
+        seen["check"] = await tool("check", problem_id="coq.le", proof="reflexivity.")
+        root = await tool("start_state", problem_id="coq.both")
+        split = seen["split"] = await tool(
+            "apply_tactic", state_id=root["id"], tactic="intros n. split."
+        )
+        seen["bad"] = await tool("apply_tactic", state_id=split["id"], tactic="admit.")
+        done = seen["done"] = await tool("apply_tactic", state_id=split["id"], tactic="all: lia.")
+        seen["search"] = await tool(
+            "search_theorems", problem_id="coq.both", pattern="(_ + 0 = _)", limit=2
+        )
+        seen["submit_state"] = await tool("submit", problem_id="coq.both", state_id=done["id"])
+        seen["submit_text"] = await tool("submit", problem_id="coq.le", proof="intros. lia.")
+        seen["over"] = await tool("submit", problem_id="coq.le", proof="lia.")
+        seen["unknown"] = await tool("read_problem", problem_id="nope")
+    return seen
+
+
+def test_an_agent_session_over_stdio(tmp_path: Path) -> None:
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text("".join(json.dumps(p) + "\n" for p in PROBLEMS))
+    run = tmp_path / "run"
+    seen = asyncio.run(session(bench, run))
+    assert seen["tools"] == sorted(
+        ["list_problems", "read_problem", "check", "start_state", "apply_tactic",
+         "release_state", "search_theorems", "submit"]
+    )  # fmt: skip
+    assert [p["id"] for p in seen["list"]] == ["coq.both", "coq.le"]
+    assert [p["id"] for p in seen["order"]] == ["coq.le"]
+    assert seen["read"]["statement"] == PROBLEMS[0]["statement"]
+    assert "reference" not in seen["read"] and "split; lia" not in json.dumps(seen["read"])
+    assert seen["check"]["verdict"] == "FAIL"  # a real check, with where it failed
+    assert seen["check"]["feedback"]["failed_step"] == 0
+    assert "a < b -> a <= b" in seen["check"]["feedback"]["goals"][0]
+    assert len(seen["split"]["goals"]) == 2
+    assert seen["bad"]["error"]["verdict"] == "CHEATING"
+    assert seen["done"]["solved"] is True
+    assert any("add_0_r" in t for t in seen["search"]["theorems"])
+    assert seen["submit_state"]["verdict"] == "OK"
+    assert seen["submit_state"]["proof"] == "intros n. split.\nall: lia."
+    assert seen["submit_text"]["verdict"] == "OK"
+    assert "budget of 3 checks" in seen["over"]["error"]
+    assert "no problem" in seen["unknown"]["error"]
+    calls = [json.loads(line) for line in (run / "mcp-calls.jsonl").read_text().splitlines()]
+    assert [c["tool"] for c in calls][:3] == ["list_problems", "list_problems", "read_problem"]
+    assert len(calls) == 13 and calls[-4]["result"]["verdict"] == "OK"
+    results = RunStore(run).results()
+    submitted = [(r.problem_id, r.verdict) for r in results if r.verdict is not None]
+    assert sorted(submitted) == [("coq.both", Verdict.OK), ("coq.le", Verdict.OK)]
