@@ -25,7 +25,7 @@ from proofeval.scale.memory import descendants_mb
 COQ_HEADER = "Require Import Arith Lia NArith."
 HOL_HEADER = "let DOUBLE = new_definition `DOUBLE n = n + n`;;\n"
 HOL_SPIN = "(let rec spin (g : goal) : goalstate = spin g in spin)"
-COQ_SPIN = "let x := eval vm_compute in (N.iter 100000000000%N (fun x => x) 0%N) in idtac. lia."
+COQ_SPIN = "let x := eval cbv in (N.iter 100000000000%N (fun x => x) 0%N) in idtac. lia."
 
 PROBLEMS = [
     {"id": "hol.add_0", "prover": "hol-light", "statement": "`!n. n + 0 = n`"},

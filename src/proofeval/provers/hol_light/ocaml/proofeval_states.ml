@@ -31,10 +31,14 @@ let children_cpu () =
 
 (* Run [body] (which returns its reply's fields) in a confined child; the fields, or a
    final verdict as for an attempt, and the CPU seconds it took. *)
-let in_child limits ~server_fd body =
+let in_child ?deadline limits ~server_fd body =
   let nonce = Proofeval_server.fresh_nonce () in
   let cpu = children_cpu () in
-  let deadline = Unix.gettimeofday () +. limits.Proofeval_server.timeout in
+  let deadline =
+    match deadline with
+    | Some d -> d
+    | None -> Unix.gettimeofday () +. limits.Proofeval_server.timeout
+  in
   let got, status =
     Proofeval_server.confined limits ~server_fd ~deadline ~limit:(max_reply_mb * 1048576)
       (fun fd -> send fd (nonce :: body ()))
@@ -97,11 +101,18 @@ let apply g engine table ~server_fd from id timeout memory_mb tactic =
   | None -> [ "error"; "no such state" ]
   | Some st -> (
       let limits = limits_of timeout memory_mb in
+      (* As for an attempt: the native compile spends the step's own wall clock. *)
+      let deadline = Unix.gettimeofday () +. limits.Proofeval_server.timeout in
       let prepared =
         engine.Proofeval_server.prepare_tactic ~timeout:limits.Proofeval_server.timeout
-          ~memory_mb:limits.Proofeval_server.memory_mb tactic
+          ~deadline ~memory_mb:limits.Proofeval_server.memory_mb tactic
       in
-      match in_child limits ~server_fd (apply_body g prepared st) with
+      let outcome =
+        match prepared with
+        | `Refused no -> (`Failed (Proofeval_server.refused no), "0.000")
+        | `Later prepared -> in_child ~deadline limits ~server_fd (apply_body g prepared st)
+      in
+      match outcome with
       | `Failed fields, spent -> ("failed" :: fields) @ [ spent ]
       | `Done (made :: encoded :: shown), spent -> (
           match g.decode encoded with
