@@ -222,26 +222,26 @@ class Checker:
                 f.cancel()  # a no-op for those started or done
 
     def submit(self, items: Iterable[Item], timeout: float | None = None) -> list[Future[Outcome]]:
-        """Queue every item (all or none: InputError for a prover without a checker);
-        one future per item."""
+        """Queue every item; one future per item. An item whose prover proofeval cannot
+        check (unknown, misspelt, or without a checker) gets an ERROR that says so."""
         tasks = [self._task(p, proof, timeout) for p, proof in _pairs(items)]
         with self._cond:
             if self._closing:
                 raise InputError("this Checker is closed")
-            self._queue.extend(tasks)
+            self._queue.extend(t for t in tasks if not t.future.done())
             self._cond.notify_all()
         return [t.future for t in tasks]
 
     def _task(self, given: Problem, proof: str, timeout: float | None) -> _Task:
-        if given.prover not in registry.supported():
-            raise InputError(
-                f"no checker for prover {given.prover!r} (proofeval checks: "
-                f"{', '.join(sorted(registry.supported()))})"
-            )
         p = _identified(given)
         attempt = Attempt(p.id, next(self._counter), proof, proof)
         limit = p.timeout or timeout or self.timeout
-        return _Task(context_key(p), Job(attempt, p, limit), Future())
+        task = _Task(context_key(p), Job(attempt, p, limit), Future())
+        refusal = registry.check_error(p.prover)
+        if refusal is not None:  # one ERROR for this item, never the whole batch lost
+            task.future.set_running_or_notify_cancel()
+            task.future.set_result(Outcome(Verdict.ERROR, Stage.PRECHECK, 0.0, refusal))
+        return task
 
     def warm_up(self, provers: Iterable[str] = ("hol-light",)) -> dict[str, str]:
         """Start the shared processes of `provers` now (HOL Light: minutes); what failed,

@@ -194,7 +194,9 @@ def _problem(n: int, given: ProblemIn | str, config: ServiceConfig) -> Problem:
         return found
     if config.bench_only:
         raise Refused(422, f"items[{n}]: this service checks only its benchmark's problems")
-    if given.prover not in config.provers:
+    # A prover proofeval cannot check (a misspelt name) is that item's ERROR, from the
+    # checker; one it checks but this service does not serve refuses the request.
+    if given.prover in supported() and given.prover not in config.provers:
         raise Refused(
             422,
             f"items[{n}]: prover {given.prover!r} (this service checks: "
