@@ -131,9 +131,10 @@ def write_baseline_csv(solves: list[Solve], path: Path) -> None:
 
 
 def solve_table(solves: list[Solve]) -> str:
-    """Per category: problems, solved, solved/total; then the Total row."""
+    """Per category: problems, solved, solved/problems; then the Total row ("Problems"
+    means problems, as in every table)."""
     categories = sorted({s.category for s in solves})
-    lines = [("Category", "Total", "Solved", "Solved/Tot")]
+    lines = [("Category", "Problems", "Solved", "Solved/Tot")]
     for name in [*categories, "Total"]:
         group = [s for s in solves if name in ("Total", s.category)]
         solved = sum(s.solved for s in group)
