@@ -8,15 +8,17 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from proofeval.answers import read_answers
+from proofeval.answers import read_answers, unknown_summary
 from proofeval.errors import InputError
+from proofeval.metrics import compute
 from proofeval.model import Attempt, Outcome, Problem
 from proofeval.provers.interface import CheckSettings, Job
-from proofeval.provers.registry import check_all, supported
+from proofeval.provers.registry import check_all, check_error
 from proofeval.report.official_csv import write_official_csv
 from proofeval.report.table import category_table, format_table, write_results_csv
+from proofeval.report.terminal import unevaluated_line
 from proofeval.store import ResultRow, RunStore
-from proofeval.suites import load_benchmark
+from proofeval.suites import Benchmark, Selection, load_benchmark, skipped_summary
 from proofeval.timeouts import load_policy
 
 
@@ -32,13 +34,16 @@ class CheckOptions:
     reference: bool = False
     settings: CheckSettings = CheckSettings()
     ray: str | None = None  # the address of a Ray cluster to check on
+    selection: Selection = Selection()
+    allow_unknown: bool = False  # answers for ids the benchmark lacks: a warning, not an error
 
 
 def say(message: str) -> None:
     tqdm.write(f"proofeval: {message}", file=sys.stderr)
 
 
-def _attempts(opts: CheckOptions, problems: dict[str, Problem], shipped: list[Attempt]):
+def _attempts(opts: CheckOptions, bench: Benchmark) -> list[Attempt]:
+    problems = {p.id: p for p in bench.problems}
     if opts.reference:
         refs = [
             Attempt(p.id, 0, p.reference, p.reference) for p in problems.values() if p.reference
@@ -47,37 +52,58 @@ def _attempts(opts: CheckOptions, problems: dict[str, Problem], shipped: list[At
             raise InputError(f"{opts.problems} has no reference proofs")
         return refs
     if opts.answers is None:
-        if not shipped:
+        if not bench.answers:
             raise InputError(f"{opts.problems} has no answer.txt files: give --answers FILE")
-        return shipped
-    attempts, warnings = read_answers(opts.answers, set(problems))
-    for warning in warnings:
-        say(f"warning: {warning}")
-    if not attempts:
+        return bench.answers
+    read = read_answers(opts.answers, set(problems), bench.unselected)
+    if read.left_out:
+        say(f"{read.left_out} answers are for problems --only leaves out; not checked")
+    if read.unknown:
+        summary = unknown_summary(opts.answers, read.unknown, [*problems, *bench.unselected])
+        if not opts.allow_unknown:
+            raise InputError(
+                f"{summary}; fix the ids, or give --allow-unknown to check the others anyway"
+            )
+        say(f"warning: {summary}; not checked")
+    if not read.attempts:
         raise InputError(f"{opts.answers} has no answers for the problems in {opts.problems}")
-    return attempts
+    return read.attempts
 
 
 def _jobs(opts: CheckOptions, problems: dict[str, Problem], pending: list[Attempt]) -> list[Job]:
     policy = load_policy(opts.problems, opts.timeout_map, opts.timeouts, opts.timeout)
-    jobs, unsupported = [], set()
-    for attempt in pending:
-        problem = problems[attempt.problem_id]
-        if problem.prover in supported():
-            jobs.append(Job(attempt, problem, policy.for_problem(problem)))
-        else:
-            unsupported.add(problem.prover)
-    for prover in sorted(unsupported):
-        say(f"warning: no checker for prover {prover!r} yet: its attempts stay unchecked")
-    return jobs
+    return [
+        Job(attempt, problems[attempt.problem_id], policy.for_problem(problems[attempt.problem_id]))
+        for attempt in pending
+    ]
+
+
+def _refuse_unchecked_provers(problems: list[Problem]) -> None:
+    """InputError naming a prover proofeval cannot check: a run of attempts that can never
+    get a verdict is no run (and a misspelt name gets its suggestion)."""
+    for prover in sorted({p.prover for p in problems}):
+        error = check_error(prover)
+        if error is not None:
+            raise InputError(error)
 
 
 def run_check(opts: CheckOptions, warm: dict[str, object] | None = None) -> list[ResultRow]:
     """Check what the run directory lacks, then write results.csv; the result rows.
     `warm`: a ready process per prover to reuse (tests reuse one HOL Light core)."""
-    bench = load_benchmark(opts.problems)
+    return checked(opts, warm)[1]
+
+
+def checked(
+    opts: CheckOptions, warm: dict[str, object] | None = None
+) -> tuple[Benchmark, list[ResultRow]]:
+    """run_check(), also giving the benchmark checked."""
+    bench = load_benchmark(opts.problems, opts.selection)
+    skipped = skipped_summary(bench)
+    if skipped is not None:
+        say(f"warning: {skipped}")
     problems = {p.id: p for p in bench.problems}
-    attempts = _attempts(opts, problems, bench.answers)
+    attempts = _attempts(opts, bench)
+    _refuse_unchecked_provers([problems[a.problem_id] for a in attempts])
     store = RunStore(opts.out)
     try:
         store.add_problems(bench.problems)
@@ -92,7 +118,7 @@ def run_check(opts: CheckOptions, warm: dict[str, object] | None = None) -> list
     write_results_csv(rows, opts.out / "results.csv")
     if opts.official_csv is not None:
         write_official_csv(rows, opts.official_csv)
-    return rows
+    return bench, rows
 
 
 def check_jobs(
@@ -126,7 +152,13 @@ def check_jobs(
 
 
 def check_and_print(opts: CheckOptions) -> int:
-    """What `check` and `demo` do: check, print the paper table, say where results are."""
-    print(format_table(category_table(run_check(opts))))
+    """What `check` and `demo` do: check, print the paper table (every problem of the
+    benchmark counted, those without a checked attempt as unsolved and named), say where
+    results are."""
+    bench, rows = checked(opts)
+    print(format_table(category_table(rows, bench.problems)))
+    metrics = compute(rows, bench.problems)
+    if metrics.unevaluated:
+        say(unevaluated_line(metrics))
     say(f"results: {opts.out / 'results.csv'}")
     return 0
