@@ -20,6 +20,7 @@ from proofeval.commands import (
     run,
     select,
     serve,
+    validate,
 )
 from proofeval.errors import CheckerError, InputError
 
@@ -34,6 +35,7 @@ COMMANDS = (
     demo,
     build,
     problems,
+    validate,
     profile,
     obfuscate,
     serve,
