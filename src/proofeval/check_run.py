@@ -38,6 +38,10 @@ class CheckOptions:
     allow_unknown: bool = False  # answers for ids the benchmark lacks: a warning, not an error
 
 
+# Progress events that start a context: counted in the progress bar, not printed.
+ROUTINE = ("starting coqtop for a header", "loading the context")
+
+
 def say(message: str) -> None:
     tqdm.write(f"proofeval: {message}", file=sys.stderr)
 
@@ -133,22 +137,30 @@ def check_jobs(
     if not jobs:
         return
     with tqdm(total=len(jobs), unit="attempt", desc="checking", file=sys.stderr) as bar:
-        solved = 0
+        counts = {"ok": 0, "contexts": 0}
 
         def record(attempt: Attempt, outcome: Outcome) -> None:
-            nonlocal solved
             store.record(attempt, outcome)
-            solved += outcome.verdict == "OK"
-            bar.set_postfix(ok=solved, refresh=False)
+            counts["ok"] += outcome.verdict == "OK"
+            bar.set_postfix(counts, refresh=False)
             bar.update()
+
+        def event(message: str) -> None:
+            # A context starting is routine (hundreds in a run): a count in the bar, not a
+            # line each; anything else is news and gets its line above the bar.
+            if message.startswith(ROUTINE):
+                counts["contexts"] += 1
+                bar.set_postfix(counts)
+            else:
+                say(message)
 
         if ray is not None:
             from proofeval import ray_executor
 
-            ray_executor.check_all(jobs, settings, record, say, ray)
+            ray_executor.check_all(jobs, settings, record, event, ray)
             return
         problems = {j.problem.id: j.problem for j in jobs}.values()
-        check_all(jobs, problems, settings, record, say, warm)
+        check_all(jobs, problems, settings, record, event, warm)
 
 
 def check_and_print(opts: CheckOptions) -> int:
