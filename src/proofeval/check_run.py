@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tqdm import tqdm
 
 from proofeval.answers import read_answers, unknown_summary
 from proofeval.errors import InputError
+from proofeval.generate.extract import extract
 from proofeval.metrics import compute
 from proofeval.model import Attempt, Outcome, Problem
 from proofeval.provers.interface import CheckSettings, Job
@@ -71,7 +72,15 @@ def _attempts(opts: CheckOptions, bench: Benchmark) -> list[Attempt]:
         say(f"warning: {summary}; not checked")
     if not read.attempts:
         raise InputError(f"{opts.answers} has no answers for the problems in {opts.problems}")
-    return read.attempts
+    return [_extracted(a, problems[a.problem_id]) for a in read.attempts]
+
+
+def _extracted(attempt: Attempt, problem: Problem) -> Attempt:
+    """`attempt` with its proof extracted for its problem's prover, as the API's
+    `extract=True` does: for Coq and Lean, a restated statement is dropped (the
+    benchmark's own is the one checked)."""
+    proof = extract(attempt.proof, problem.prover, statement=problem.statement)
+    return replace(attempt, proof=proof)
 
 
 def _jobs(opts: CheckOptions, problems: dict[str, Problem], pending: list[Attempt]) -> list[Job]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from proofeval.api import Checker, problem
 from proofeval.errors import InputError
@@ -45,6 +45,7 @@ class CheckIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     items: list[ItemIn]
     timeout: float | None = Field(default=None, gt=0)
+    extract: StrictBool = Field(default=False, description="proofs are raw model output")
 
 
 @dataclass
@@ -114,7 +115,7 @@ def create_app(checker: Checker, config: ServiceConfig) -> FastAPI:
         start = time.perf_counter()
         _authorize(request, config.token)
         body = await _read_limited(request, config.max_body_bytes)
-        items, timeout = _parse(body, config)
+        items, timeout, extract = _parse(body, config)
         # No await from the look at the queue to the submission: the bound is exact.
         if checker.stats().queued + len(items) > config.max_queue:
             raise Refused(
@@ -123,7 +124,7 @@ def create_app(checker: Checker, config: ServiceConfig) -> FastAPI:
                 {"Retry-After": str(config.retry_after)},
             )
         try:
-            futures = checker.submit(items, timeout)
+            futures = checker.submit(items, timeout, extract)
         except InputError as exc:  # the checker is closing
             raise Refused(503, str(exc)) from None
         # cancelling this cancels the futures: attempts not started are dropped
@@ -168,7 +169,9 @@ async def _read_limited(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _parse(body: bytes, config: ServiceConfig) -> tuple[list[tuple[Problem, str]], float | None]:
+def _parse(
+    body: bytes, config: ServiceConfig
+) -> tuple[list[tuple[Problem, str]], float | None, bool]:
     try:
         request = CheckIn.model_validate_json(body)
     except ValidationError as exc:
@@ -181,7 +184,7 @@ def _parse(body: bytes, config: ServiceConfig) -> tuple[list[tuple[Problem, str]
     items = []
     for n, item in enumerate(request.items):
         items.append((_problem(n, item.problem, config), item.proof))
-    return items, request.timeout
+    return items, request.timeout, request.extract
 
 
 def _problem(n: int, given: ProblemIn | str, config: ServiceConfig) -> Problem:
