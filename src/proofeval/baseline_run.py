@@ -16,7 +16,7 @@ from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.registry import supported
 from proofeval.report.table import format_grid, write_results_csv
 from proofeval.store import ResultRow, RunStore
-from proofeval.suites import load_benchmark
+from proofeval.suites import Selection, load_benchmark
 
 CSV_NAME = "baseline.csv"
 CSV_COLUMNS = ("problem_id", "category", "solved", "tactic", "seconds")
@@ -29,6 +29,7 @@ class BaselineOptions:
     method: str
     tactic_timeout: float = 10.0
     settings: CheckSettings = CheckSettings()
+    selection: Selection = Selection()
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class Solve:
 
 def run_baseline(opts: BaselineOptions, warm: dict[str, object] | None = None) -> list[Solve]:
     """Check what the run directory lacks, write results.csv and baseline.csv; the solves."""
-    loaded = load_benchmark(opts.problems).problems
+    loaded = load_benchmark(opts.problems, opts.selection).problems
     problems = {p.id: baselines.with_tools(p, opts.method) for p in loaded}
     attempts = _portfolio_attempts(problems.values(), opts.method)
     store = RunStore(opts.out)

@@ -8,6 +8,7 @@ from pathlib import Path
 from proofeval import baselines, baselines_atp
 from proofeval.baseline_run import CSV_NAME, BaselineOptions, closers, run_baseline, solve_table
 from proofeval.check_run import say
+from proofeval.commands.bench_options import BENCH_HELP, add_benchmark_options, selection
 from proofeval.commands.options import add_checker_options, checker_settings, positive
 
 
@@ -39,11 +40,8 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "beside results.csv; `proofeval report RUN_DIR` shows each tactic as one attempt. "
         "Re-running on the same --out resumes.",
     )
-    p.add_argument(
-        "problems",
-        type=Path,
-        help="a benchmark: a directory in the s2n-bignum-bench layout or a .jsonl file",
-    )
+    p.add_argument("problems", type=Path, help=BENCH_HELP)
+    add_benchmark_options(p)
     p.add_argument(
         "--method",
         required=True,
@@ -107,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         method=args.method,
         tactic_timeout=args.tactic_timeout,
         settings=checker_settings(args),
+        selection=selection(args),
     )
     solves = run_baseline(opts)
     print(solve_table(solves))
