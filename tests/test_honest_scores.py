@@ -79,6 +79,8 @@ def test_allow_unknown_checks_the_rest_and_the_unanswered_problem_counts_as_unso
     assert total[:5] == ["Total", "2", "1", "1", "1"] and total[-1] == "50.0%"
     assert "warning:" in captured.err and "did you mean 'mul_one'?" in captured.err
     assert "unsolved, never checked: 1 problem with no checked attempt (mul_one)" in captured.err
+    assert "starting coqtop" not in captured.err  # a context starting is a count in the bar
+    assert "contexts=1" in captured.err
 
     assert main(["report", str(run), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
