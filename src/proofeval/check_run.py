@@ -62,7 +62,8 @@ def _attempts(opts: CheckOptions, bench: Benchmark) -> list[Attempt]:
         return bench.answers
     read = read_answers(opts.answers, set(problems), bench.unselected)
     if read.left_out:
-        say(f"{read.left_out} answers are for problems --only leaves out; not checked")
+        n = read.left_out
+        say(f"{n} answer{'s are' if n != 1 else ' is'} for problems --only leaves out: not checked")
     if read.unknown:
         summary = unknown_summary(opts.answers, read.unknown, [*problems, *bench.unselected])
         if not opts.allow_unknown:
