@@ -1,7 +1,7 @@
 # `make demo` and `make test` do all the set-up on a fresh Debian machine.
 PYTHON ?= python3
 VENV := .venv
-APT_PACKAGES := hol-light libnum-ocaml-dev ocaml-nox gcc camlp5 libcamlp-streams-ocaml-dev bubblewrap python3-venv chromium coq libcoq-hammer eprover z3 cvc4 libcoq-stdpp libcoq-coquelicot libcoq-mathcomp-ssreflect why3 why3-examples frama-c-base cvc5 spass libwhy3-ocaml-dev ocaml-findlib libcoq-flocq dpkg-dev libcoq-core-ocaml-dev
+APT_PACKAGES := hol-light libnum-ocaml-dev ocaml-nox gcc camlp5 libcamlp-streams-ocaml-dev bubblewrap python3-venv chromium coq libcoq-hammer eprover z3 cvc4 libcoq-stdpp libcoq-coquelicot libcoq-mathcomp-ssreflect libcoq-mathcomp-fingroup libcoq-mathcomp-algebra libcoq-mathcomp-solvable libcoq-mathcomp-field libcoq-mathcomp-character libcoq-mathcomp-finmap libcoq-mathcomp-bigenough libcoq-mathcomp-real-closed libcoq-mathcomp-analysis libcoq-hierarchy-builder libcoq-elpi why3 why3-examples frama-c-base cvc5 spass libwhy3-ocaml-dev ocaml-findlib libcoq-flocq dpkg-dev libcoq-core-ocaml-dev
 
 .PHONY: install demo test lint bench clean
 

@@ -140,11 +140,17 @@ def test_per_call_timeout_applies_where_the_problem_names_none(checker: Checker)
     assert time.monotonic() - start < 30
 
 
-def test_a_prover_without_a_checker_refuses_the_whole_batch(checker: Checker) -> None:
+def test_a_prover_without_a_checker_is_that_item_s_error_not_the_batch_s(
+    checker: Checker,
+) -> None:
     lean = problem("lean4", "theorem t : True")
+    misspelt = problem("hol_light", "`T`")
     fine = problem("hol-light", "`T`")
-    with pytest.raises(InputError, match="no checker for prover 'lean4'"):
-        checker.submit([(fine, "ACCEPT_TAC TRUTH"), (lean, "trivial")])
+    items = [(fine, "ACCEPT_TAC TRUTH"), (lean, "trivial"), (misspelt, "ACCEPT_TAC TRUTH")]
+    outcomes = checker.check(items)
+    assert [o.verdict for o in outcomes] == [Verdict.OK, Verdict.ERROR, Verdict.ERROR]
+    assert "no checker for prover 'lean4'" in outcomes[1].message
+    assert "did you mean hol-light?" in outcomes[2].message
     assert checker.stats().queued == 0
     with pytest.raises(InputError, match="pair"):
         checker.submit(["ACCEPT_TAC TRUTH"])  # type: ignore[list-item]

@@ -67,7 +67,7 @@ def test_portfolio_solves_closes_and_resumes(
     }
     assert all(s.checked for s in solves)
     table = solve_table(solves).splitlines()
-    assert table[0].split() == ["Category", "Total", "Solved", "Solved/Tot"]
+    assert table[0].split() == ["Category", "Problems", "Solved", "Solved/Tot"]
     assert table[2].split() == ["arith", "1", "1", "100.0%"]
     assert table[3].split() == ["lists", "1", "0", "0.0%"]
     assert table[-1].split() == ["Total", "3", "2", "66.7%"]

@@ -11,11 +11,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from proofeval.cli import main
+from proofeval.errors import InputError
 from proofeval.provers.hol_light.server import (
     WORKDIR_PREFIX,
     WarmProcess,
@@ -82,6 +84,10 @@ def test_check_writes_every_verdict_and_resumes(
         official_csv=tmp_path / "official.csv",
         settings=CheckSettings(workers=2),
     )
+    with pytest.raises(InputError, match="'no.such.problem'.*--allow-unknown"):
+        run_check(opts, warm={"hol-light": hol_base})  # an unknown id: nothing checked
+    assert not run.exists()
+    opts = replace(opts, allow_unknown=True)
     rows = run_check(opts, warm={"hol-light": hol_base})
     assert "no.such.problem" in capsys.readouterr().err
     got = {(r["problem_id"], r["attempt"]): r for r in read_results(run)}

@@ -11,7 +11,7 @@ import pytest
 from proofeval.errors import InputError
 from proofeval.generate.extract import extract_proof
 from proofeval.loaders import load_benchmark
-from proofeval.loaders.answers import number_attempts, read_answers
+from proofeval.loaders.answers import number_attempts, read_answers, unknown_summary
 from proofeval.model import Attempt, Problem
 from proofeval.timeouts import TimeoutPolicy, load_policy
 from tests.conftest import shared_data
@@ -275,9 +275,10 @@ def test_answers_official_csv_multiline_and_repeated(tmp_path: Path):
         [("p1", TACTIC), ("p2", fenced), ("p1", 'REWRITE_TAC[] THEN "quoted, text"')],
     )
 
-    attempts, warnings = read_answers(path, {"p1", "p2"})
+    read = read_answers(path, {"p1", "p2"})
+    attempts = read.attempts
 
-    assert warnings == []
+    assert not read.unknown
     assert attempts == [
         Attempt("p1", 0, TACTIC, TACTIC),
         Attempt("p2", 0, fenced, TACTIC),
@@ -288,20 +289,23 @@ def test_answers_official_csv_multiline_and_repeated(tmp_path: Path):
 def test_answers_csv_large_fields(tmp_path: Path):
     huge = "ARITH_TAC THEN\n" * 40_000  # 600 kB, beyond csv's default 128 kB field limit
     path = official_csv(tmp_path / "answers.csv", [("p1", huge)])
-    attempts, _ = read_answers(path, {"p1"})
+    attempts = read_answers(path, {"p1"}).attempts
     assert attempts[0].output == huge
 
 
-def test_answers_unknown_problems_warn_once_with_count(tmp_path: Path):
-    rows = [("ghost", "A"), ("p1", "B"), ("ghost", "C"), ("other", "D")]
+def test_answers_unknown_problems_are_counted_once_each(tmp_path: Path):
+    rows = [("ghost", "A"), ("p1", "B"), ("ghost", "C"), ("other", "D"), ("p2", "E")]
     path = official_csv(tmp_path / "answers.csv", rows)
 
-    attempts, warnings = read_answers(path, {"p1"})
+    read = read_answers(path, {"p1"}, left_out=frozenset({"p2"}))
 
-    assert attempts == [Attempt("p1", 0, "B", "B")]
-    assert len(warnings) == 2
-    assert "2 answers for unknown problem 'ghost'" in warnings[0] and str(path) in warnings[0]
-    assert "1 answer for unknown problem 'other'" in warnings[1]
+    assert read.attempts == [Attempt("p1", 0, "B", "B")]
+    assert read.unknown == {"ghost": 2, "other": 1}
+    assert read.left_out == 1  # p2 is the benchmark's, not selected: not unknown
+    summary = unknown_summary(path, read.unknown, ["p1", "p2", "ghosts"])
+    assert summary == (
+        f"{path}: 3 answers for 2 unknown problem ids: 'ghost' (did you mean 'ghosts'?), 'other'"
+    )
 
 
 def test_answers_csv_header_without_answer_column(tmp_path: Path):
@@ -338,8 +342,9 @@ def test_answers_jsonl_keys(tmp_path: Path):
         {"problem_id": "p1", "output": f"```\n{TACTIC}\n```"},
         {"problem_id": "p2", "generation": "B", "proof_status": "completed"},
     )
-    attempts, warnings = read_answers(path, {"p1", "p2"})
-    assert warnings == []
+    read = read_answers(path, {"p1", "p2"})
+    attempts = read.attempts
+    assert not read.unknown
     assert [(a.problem_id, a.index, a.proof) for a in attempts] == [
         ("p1", 0, "A"),
         ("p1", 1, TACTIC),
@@ -367,7 +372,7 @@ def test_a_lone_surrogate_escape_becomes_a_replacement_character(tmp_path: Path)
     """JSON can spell a lone surrogate (no character: SQLite and UTF-8 files refuse it);
     the answer is kept, with U+FFFD there, so it still gets its one verdict."""
     path = write(tmp_path / "a.jsonl", '{"problem_id": "p1", "answer": "ARITH_TAC \\ud800"}\n')
-    attempts, _ = read_answers(path, {"p1"})
+    attempts = read_answers(path, {"p1"}).attempts
     assert attempts[0].proof == "ARITH_TAC \ufffd"
     attempts[0].proof.encode()  # text again
     bench = write(tmp_path / "b.jsonl", '{"id": "p\\udfff", "statement": "`T`"}\n')

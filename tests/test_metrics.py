@@ -43,14 +43,16 @@ OK, FAIL, TO, ERR, CHEAT = (
 #   a (cat x): OK FAIL OK TIMEOUT      n=4 c=2
 #   b (cat x): FAIL FAIL FAIL ERROR    n=4 c=0
 #   c (cat y): OK CHEATING - -         n=2 c=1 (two attempts unchecked)
-#   d (cat y): no attempt              not evaluated
-#   e (cat y): - -                     not evaluated (no checked attempt)
-# smallest n = 2, so k = 1, 2.
-# pass@1: rates 1/2, 0, 1/2 -> mean 1/3; deviations 1/6, -1/3, 1/6, squares sum 1/6,
-#   sample variance 1/12, standard error sqrt(1/12 / 3) = 1/6.
-# pass@2: a = 1 - C(2,2)/C(4,2) = 5/6; b = 0; c = 1 (n - c = 1 < k) -> mean 11/18.
+#   d (cat y): no attempt              unsolved: rate 0, pass@k 0
+#   e (cat y): - -                     unsolved (no checked attempt): rate 0, pass@k 0
+# smallest positive n = 2, so k = 1, 2. Every problem counts; d and e as unsolved.
+# pass@1: rates 1/2, 0, 1/2, 0, 0 -> mean 1/5; deviations 3/10, -1/5, 3/10, -1/5, -1/5,
+#   squares sum 3/10, sample variance 3/40, standard error sqrt(3/40 / 5) = sqrt(3/200).
+# pass@2: a = 1 - C(2,2)/C(4,2) = 5/6; b = 0; c = 1 (n - c = 1 < k); d = e = 0 -> 11/30.
 # category x: pass@1 (1/2 + 0)/2 = 1/4, SE sqrt(((1/4)^2 * 2 / 1) / 2) = 1/4; pass@2 5/12.
-# category y: only c evaluated: pass@1 1/2 (SE None), pass@2 1.
+# category y: rates 1/2, 0, 0: pass@1 1/6, deviations 1/3, -1/6, -1/6, squares sum 1/6,
+#   variance 1/12, SE sqrt(1/12 / 3) = 1/6; pass@2 (1 + 0 + 0)/3 = 1/3.
+# OK/Tot: OK over attempts, d counting as one attempt: 3/15 overall, 1/7 in y.
 RUN = {
     "a": ("x", [OK, FAIL, OK, TO]),
     "b": ("x", [FAIL, FAIL, FAIL, ERR]),
@@ -137,7 +139,11 @@ def test_pass_at_1_standard_error_of_the_mean_over_problems():
     assert est.stderr == pytest.approx(1 / 6)
     assert est.problems == 3
     assert pass_at_1([score("a", 4, 1)]).stderr is None
-    assert pass_at_1([ProblemScore("a", "x", 3)]) is None  # attempts, none checked
+    unchecked = pass_at_1([ProblemScore("a", "x", 3)])  # attempts, none checked: unsolved
+    assert (unchecked.mean, unchecked.problems) == (0.0, 1)
+    assert pass_at_1([]) is None
+    # a problem with no checked attempt lowers the mean; it is never left out
+    assert mean_pass_at_k([score("a", 4, 4), ProblemScore("b", "x")], 1) == 0.5
     assert mean_pass_at_k([score("a", 4, 2), score("b", 4, 0)], 2) == pytest.approx(5 / 12)
 
 
@@ -146,19 +152,22 @@ def test_compute_on_a_real_store(tmp_path: Path):
 
     assert m.ks == (1, 2)
     assert m.unevaluated == ("d", "e")
-    assert m.overall.pass_at_k == pytest.approx({1: 1 / 3, 2: 11 / 18})
-    assert (m.overall.pass_at_1.mean, m.overall.pass_at_1.stderr) == pytest.approx((1 / 3, 1 / 6))
+    assert m.overall.pass_at_k == pytest.approx({1: 1 / 5, 2: 11 / 30})
+    est = m.overall.pass_at_1
+    assert (est.mean, est.stderr, est.problems) == pytest.approx((1 / 5, math.sqrt(3 / 200), 5))
     assert m.overall.verdicts == {OK: 3, FAIL: 4, TO: 1, ERR: 1, CHEAT: 1}
     assert (m.overall.problems, m.overall.evaluated) == (5, 3)
     assert (m.overall.attempts, m.overall.checked, m.overall.unchecked) == (14, 10, 4)
-    assert m.overall.ok_share == pytest.approx(3 / 14)
+    assert m.overall.ok_share == pytest.approx(3 / 15)  # d counts as one attempt, not OK
+    assert m.overall.unattempted == 1
     assert m.overall.timeout_share == pytest.approx(1 / 10)
 
     x, y = m.categories["x"], m.categories["y"]
     assert x.pass_at_k == pytest.approx({1: 1 / 4, 2: 5 / 12})
     assert x.pass_at_1.stderr == pytest.approx(1 / 4)
-    assert y.pass_at_k == pytest.approx({1: 1 / 2, 2: 1.0})
-    assert y.pass_at_1.stderr is None
+    assert y.pass_at_k == pytest.approx({1: 1 / 6, 2: 1 / 3})
+    assert y.pass_at_1.stderr == pytest.approx(1 / 6)
+    assert y.ok_share == pytest.approx(1 / 7)
     assert (y.problems, y.evaluated, y.attempts, y.checked) == (3, 1, 6, 2)
 
     # one completion per attempt: 14 x 100 prompt tokens, 10 x index completion tokens
@@ -184,20 +193,25 @@ def test_generation_stats_by_hand():
 def test_a_run_with_nothing_checked():
     m = compute([], [Problem("p", "`T`")])
     assert (m.ks, m.unevaluated, m.overall.pass_at_k, m.overall.pass_at_1) == ((), ("p",), {}, None)
-    assert m.overall.ok_share is None and m.overall.timeout_share is None
+    assert m.overall.ok_share == 0.0 and m.overall.timeout_share is None
 
 
 def test_json_document(tmp_path: Path):
     doc = run_document(load_run(build_store(tmp_path / "run")))
     assert json.loads(json.dumps(doc)) == doc
     assert doc["format"] == "proofeval-report/1"
-    assert doc["pass_at_k"] == pytest.approx({"1": 1 / 3, "2": 11 / 18})
-    assert doc["pass_at_1"] == pytest.approx({"mean": 1 / 3, "stderr": 1 / 6, "problems": 3})
+    assert doc["pass_at_k"] == pytest.approx({"1": 1 / 5, "2": 11 / 30})
+    assert doc["pass_at_1"] == pytest.approx(
+        {"mean": 1 / 5, "stderr": math.sqrt(3 / 200), "problems": 5}
+    )
     assert doc["verdicts"] == {"OK": 3, "FAIL": 4, "CHEATING": 1, "TIMEOUT": 1, "ERROR": 1}
     assert doc["timeout_share"] == pytest.approx(0.1)
     assert (doc["problems"], doc["attempts"], doc["ks"]) == (5, 14, [1, 2])
     assert doc["unevaluated_problems"] == ["d", "e"]
-    assert doc["categories"]["y"]["pass_at_1"] == {"mean": 0.5, "stderr": None, "problems": 1}
+    assert doc["problems_without_attempt"] == 1
+    assert doc["categories"]["y"]["pass_at_1"] == pytest.approx(
+        {"mean": 1 / 6, "stderr": 1 / 6, "problems": 3}
+    )
     assert doc["categories"]["x"]["verdicts"]["FAIL"] == 4
     assert doc["generation"]["completions"] == 14
 
@@ -211,7 +225,7 @@ def test_comparison_json_and_text(tmp_path: Path):
     assert set(doc["runs"]) == {"A", "B"}
     assert doc["runs"]["B"]["generation"] is None
     diff = doc["difference"]
-    assert diff["pass_at_k"]["1"] == pytest.approx(1 / 12)  # (1/2 + 1/4 + 1/2)/3 - 1/3
+    assert diff["pass_at_k"]["1"] == pytest.approx(1 / 20)  # (1/2 + 1/4 + 1/2)/5 - 1/5
     assert diff["categories"]["x"]["pass_at_k"]["1"] == pytest.approx(1 / 8)
     assert diff["categories"]["y"]["pass_at_k"]["1"] == pytest.approx(0)
 
@@ -228,15 +242,18 @@ def test_terminal_table_has_pass_at_k_columns(tmp_path: Path):
     text = format_run(load_run(build_store(tmp_path / "run")))
     lines = text.splitlines()
     assert lines[0].split() == [
-        *"Category Total Eval OK FAIL TO/ERR CHEATING OK/Tot".split(),
+        *"Category Problems Attempts Eval OK FAIL TO/ERR CHEATING OK/Tot".split(),
         "pass@1",
         "pass@2",
     ]
-    assert lines[2].split() == "x 8 8 2 4 2 0 25.0% 25.0% 41.7%".split()
-    assert lines[3].split() == "y 6 2 1 0 0 1 16.7% 50.0% 100.0%".split()
-    assert lines[5].split() == "Total 14 10 3 4 2 1 21.4% 33.3% 61.1%".split()
-    assert "pass@1 33.3% ± 16.7% (standard error): avg of 2-4 samples over 3 problems" in text
-    assert "not evaluated: 2 problems with no checked attempt (d, e)" in text
+    assert lines[2].split() == "x 2 8 8 2 4 2 0 25.0% 25.0% 41.7%".split()
+    assert lines[3].split() == "y 3 6 2 1 0 0 1 14.3% 16.7% 33.3%".split()
+    assert lines[5].split() == "Total 5 14 10 3 4 2 1 20.0% 20.0% 36.7%".split()
+    assert "pass@1 20.0% ± 12.2% (standard error): avg of 0-4 samples over 5 problems" in text
+    assert (
+        "unsolved, never checked: 2 problems with no checked attempt (d, e), 1 of them with "
+        "no attempt at all; counted as failures in every rate"
+    ) in text
     assert "unchecked attempts: 4" in text
 
 
@@ -244,9 +261,10 @@ def test_category_csv_rows(tmp_path: Path):
     run = load_run(build_store(tmp_path / "run"))
     header, x, y, total = category_records([run])
     assert header[-4:] == ("pass@1_mean", "pass@1_stderr", "pass@1", "pass@2")
-    assert x[1:6] == ("x", "2", "2", "8", "8")
-    assert total[1] == "Total" and total[-2:] == ("0.333333", "0.611111")
-    assert y[header.index("pass@1_stderr")] == ""
+    assert x[1:7] == ("x", "2", "2", "0", "8", "8")
+    assert y[1:7] == ("y", "3", "1", "1", "6", "2")
+    assert total[1] == "Total" and total[-2:] == ("0.2", "0.366667")
+    assert y[header.index("pass@1_stderr")] == "0.166667"
 
 
 def report(*argv: str) -> int:
@@ -263,7 +281,7 @@ def test_report_command_outputs(tmp_path: Path, capsys):
     assert "pass@2" in capsys.readouterr().out
 
     assert report(run_dir, "--json") == 0
-    assert json.loads(capsys.readouterr().out)["pass_at_k"]["2"] == pytest.approx(11 / 18)
+    assert json.loads(capsys.readouterr().out)["pass_at_k"]["2"] == pytest.approx(11 / 30)
 
     out = tmp_path / "out"
     args = ("--json", str(out / "r.json"), "--csv", str(out / "r.csv"), "--html", str(out / "h"))

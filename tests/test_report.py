@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from proofeval.model import Stage, Verdict
+from proofeval.model import Problem, Stage, Verdict
 from proofeval.report.official_csv import problem_verdicts, write_official_csv
 from proofeval.report.table import CategoryRow, category_table, format_table, write_results_csv
 from proofeval.store import ResultRow
@@ -31,11 +31,26 @@ ROWS = [
 def test_category_table_counts():
     table = category_table(ROWS)
     assert table == [
-        CategoryRow("bit_vector", total=3, evaluated=3, ok=1, fail=1, timeout_error=1),
-        CategoryRow("generic", total=4, evaluated=3, ok=1, timeout_error=1, cheating=1),
-        CategoryRow("Total", total=7, evaluated=6, ok=2, fail=1, timeout_error=2, cheating=1),
+        CategoryRow("bit_vector", problems=3, total=3, evaluated=3, ok=1, fail=1, timeout_error=1),
+        CategoryRow("generic", problems=4, total=4, evaluated=3, ok=1, timeout_error=1, cheating=1),
+        CategoryRow(
+            "Total", problems=7, total=7, evaluated=6, ok=2, fail=1, timeout_error=2, cheating=1
+        ),
     ]
     assert [round(r.ok_percent, 1) for r in table] == [33.3, 25.0, 28.6]
+
+
+def test_a_problem_without_an_attempt_counts_as_unsolved_in_the_table():
+    problems = [Problem("a1", "`T`", category="bit_vector"), Problem("zz", "`T`", category="new")]
+    problems += [Problem(r.problem_id, "`T`", category=r.category) for r in ROWS[1:]]
+    table = category_table(ROWS, problems)
+    names = [r.category for r in table]
+    assert names == ["bit_vector", "generic", "new", "Total"]
+    new, total = table[2], table[3]
+    assert (new.problems, new.unattempted, new.total, new.ok_percent) == (1, 1, 0, 0.0)
+    assert (total.problems, total.unattempted, total.total) == (8, 1, 7)
+    # 2 OK over 7 attempts and one problem with none: 2/8, never 2/7
+    assert total.ok_percent == 25.0
 
 
 def test_category_table_of_nothing():
@@ -46,12 +61,12 @@ def test_category_table_of_nothing():
 def test_format_table_is_aligned():
     text = format_table(category_table(ROWS))
     assert text.splitlines() == [
-        "Category    Total  Eval  OK  FAIL  TO/ERR  CHEATING  OK/Tot",
-        "-----------------------------------------------------------",
-        "bit_vector      3     3   1     1       1         0   33.3%",
-        "generic         4     3   1     0       1         1   25.0%",
-        "-----------------------------------------------------------",
-        "Total           7     6   2     1       2         1   28.6%",
+        "Category    Problems  Attempts  Eval  OK  FAIL  TO/ERR  CHEATING  OK/Tot",
+        "------------------------------------------------------------------------",
+        "bit_vector         3         3     3   1     1       1         0   33.3%",
+        "generic            4         4     3   1     0       1         1   25.0%",
+        "------------------------------------------------------------------------",
+        "Total              7         7     6   2     1       2         1   28.6%",
     ]
 
 

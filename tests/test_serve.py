@@ -161,7 +161,6 @@ def test_oversize_and_malformed_requests_are_refused(hol_base: WarmProcess) -> N
         many = s.post({"items": [item(PROBLEMS[0], "ARITH_TAC")] * 4})
         assert many.status_code == 422 and "at most 3 items" in many.text
         for body in (
-            {"items": [{"problem": {"prover": "lean4", "statement": "x"}, "proof": "p"}]},
             {"items": [{"problem": {"prover": "coq", "statement": "x"}}]},
             {"items": [item({**PROBLEMS[0], "timeout": 31}, "ARITH_TAC")]},
             {"items": [], "timeout": 1000},
@@ -171,6 +170,18 @@ def test_oversize_and_malformed_requests_are_refused(hol_base: WarmProcess) -> N
             assert s.post(body).status_code == 422, body
         garbage = httpx.post(f"{s.url}/check", content=b"{not json", headers=s.auth)
         assert garbage.status_code == 422
+        # a prover proofeval cannot check is that item's ERROR, never the request's refusal
+        misspelt = [
+            {"problem": {"prover": name, "statement": "x"}, "proof": "p"}
+            for name in ("lean4", "hol_light", "Coq")
+        ]
+        answered = s.post({"items": misspelt})
+        assert answered.status_code == 200, answered.text
+        results = answered.json()["results"]
+        assert [r["verdict"] for r in results] == ["ERROR"] * 3
+        assert "no checker for prover 'lean4'" in results[0]["message"]
+        assert "did you mean hol-light?" in results[1]["message"]
+        assert "did you mean coq?" in results[2]["message"]
 
 
 def test_a_full_queue_answers_429_and_the_client_retries(hol_base: WarmProcess) -> None:

@@ -21,6 +21,7 @@ from proofeval.commands import (
     run,
     select,
     serve,
+    validate,
 )
 from proofeval.errors import CheckerError, InputError
 
@@ -35,6 +36,7 @@ COMMANDS = (
     demo,
     build,
     problems,
+    validate,
     profile,
     obfuscate,
     serve,

@@ -3,21 +3,23 @@
 Definitions (all reports use these, and only these):
 
 - A problem's n and c: its checked attempts (those with a verdict) and the OK ones among
-  them. Unchecked attempts (verdict None: not checked yet, or no checker for their prover)
-  count in neither; they are not failures. A problem with no checked attempt (n = 0,
-  including a problem of the run with no attempt at all) is left out of pass@k and pass@1
-  and listed in `RunMetrics.unevaluated`.
+  them. Unchecked attempts (verdict None: not checked yet) count in neither. A problem with
+  no checked attempt (n = 0, including a problem of the run with no attempt at all) counts
+  as unsolved: 0 in pass@k and pass@1, never left out, and is named in
+  `RunMetrics.unevaluated`. No score can rise by leaving problems unanswered.
 - pass@k of a problem: the unbiased estimator 1 - C(n-c, k) / C(n, k) (Chen et al. 2021),
-  the chance that k attempts drawn without replacement from its n include an OK one. The
-  pass@k of a run or category is its mean over the evaluated problems. It needs k <= n for
-  every problem, so the k reported are the powers of two up to the smallest n over the
-  evaluated problems, plus that n (n = 8: 1, 2, 4, 8; n = 10: 1, 2, 4, 8, 10).
-- pass@1 (avg-of-n): the mean over evaluated problems of the per-problem success rate c/n,
-  with its standard error: the sample standard deviation (ddof = 1) of those per-problem
-  rates divided by the square root of the number of evaluated problems, i.e. the standard
-  error of the mean over problems. None with fewer than two evaluated problems.
-- Verdict counts count attempts. ok_share = OK / all attempts (unchecked ones count as not
-  OK, as OK/Tot does in the paper table); timeout_share = TIMEOUT / checked attempts.
+  the chance that k attempts drawn without replacement from its n include an OK one (0
+  for n = 0). The pass@k of a run or category is its mean over all its problems. The k
+  reported are the powers of two up to the smallest positive n, plus that n (n = 8: 1, 2,
+  4, 8; n = 10: 1, 2, 4, 8, 10); none when nothing is checked.
+- pass@1 (avg-of-n): the mean over all problems of the per-problem success rate c/n (0 for
+  n = 0), with its standard error: the sample standard deviation (ddof = 1) of those
+  per-problem rates divided by the square root of the number of problems, i.e. the
+  standard error of the mean over problems. None when nothing is checked; no standard
+  error with fewer than two problems.
+- Verdict counts count attempts. ok_share = OK / (all attempts + problems with no attempt):
+  unchecked attempts count as not OK, and a problem with no attempt as one attempt that is
+  not OK, as OK/Tot does in the paper table; timeout_share = TIMEOUT / checked attempts.
 - Generation figures (from the run's generations table, when it has rows): means per
   completion of prompt tokens, completion tokens and seconds.
 """
@@ -66,6 +68,7 @@ class Breakdown:
     problems: int
     evaluated: int
     attempts: int
+    unattempted: int  # problems with no attempt at all
     verdicts: dict[Verdict, int]
     pass_at_k: dict[int, float]
     pass_at_1: Estimate | None
@@ -80,7 +83,8 @@ class Breakdown:
 
     @property
     def ok_share(self) -> float | None:
-        return self.verdicts[Verdict.OK] / self.attempts if self.attempts else None
+        total = self.attempts + self.unattempted
+        return self.verdicts[Verdict.OK] / total if total else None
 
     @property
     def timeout_share(self) -> float | None:
@@ -151,14 +155,16 @@ def problem_scores(
 
 
 def mean_pass_at_k(scores: Sequence[ProblemScore], k: int) -> float | None:
-    """pass@k averaged over the problems with a checked attempt; None if there are none."""
-    values = [pass_at_k(s.n, s.c, k) for s in scores if s.n > 0]
+    """pass@k averaged over all the problems, 0 for one with no checked attempt; None for
+    no problems."""
+    values = [pass_at_k(s.n, s.c, k) if s.n > 0 else 0.0 for s in scores]
     return sum(values) / len(values) if values else None
 
 
 def pass_at_1(scores: Sequence[ProblemScore]) -> Estimate | None:
-    """Avg-of-n pass@1 and the standard error of that mean over problems (see the module)."""
-    rates = [s.c / s.n for s in scores if s.n > 0]
+    """Avg-of-n pass@1 and the standard error of that mean over problems (see the module);
+    a problem with no checked attempt has rate 0. None for no problems."""
+    rates = [s.c / s.n if s.n > 0 else 0.0 for s in scores]
     if not rates:
         return None
     mean = sum(rates) / len(rates)
@@ -169,15 +175,17 @@ def pass_at_1(scores: Sequence[ProblemScore]) -> Estimate | None:
 
 
 def breakdown(scores: Sequence[ProblemScore], ks: Sequence[int]) -> Breakdown:
+    """The figures of `scores`; pass@1 None when the run checked nothing (no `ks`)."""
     verdicts = {v: sum(s.verdicts.get(v, 0) for s in scores) for v in Verdict}
     at_k = {k: mean_pass_at_k(scores, k) for k in ks}
     return Breakdown(
         problems=len(scores),
         evaluated=sum(s.n > 0 for s in scores),
         attempts=sum(s.attempts for s in scores),
+        unattempted=sum(s.attempts == 0 for s in scores),
         verdicts=verdicts,
         pass_at_k={k: value for k, value in at_k.items() if value is not None},
-        pass_at_1=pass_at_1(scores),
+        pass_at_1=pass_at_1(scores) if ks else None,
     )
 
 

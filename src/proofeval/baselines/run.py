@@ -11,7 +11,7 @@ from proofeval.baselines import tactics
 from proofeval.console import say
 from proofeval.errors import InputError
 from proofeval.files import write_csv_atomically
-from proofeval.loaders import load_benchmark
+from proofeval.loaders import Selection, load_benchmark
 from proofeval.model import Attempt, Problem, Verdict
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.registry import supported
@@ -30,6 +30,7 @@ class BaselineOptions:
     method: str
     tactic_timeout: float = 10.0
     settings: CheckSettings = CheckSettings()
+    selection: Selection = Selection()
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class Solve:
 
 def run_baseline(opts: BaselineOptions, warm: dict[str, object] | None = None) -> list[Solve]:
     """Check what the run directory lacks, write results.csv and baseline.csv; the solves."""
-    loaded = load_benchmark(opts.problems).problems
+    loaded = load_benchmark(opts.problems, opts.selection).problems
     problems = {p.id: tactics.with_tools(p, opts.method) for p in loaded}
     attempts = _portfolio_attempts(problems.values(), opts.method)
     store = RunStore(opts.out)
@@ -132,9 +133,10 @@ def write_baseline_csv(solves: list[Solve], path: Path) -> None:
 
 
 def solve_table(solves: list[Solve]) -> str:
-    """Per category: problems, solved, solved/total; then the Total row."""
+    """Per category: problems, solved, solved/problems; then the Total row ("Problems"
+    means problems, as in every table)."""
     categories = sorted({s.category for s in solves})
-    lines = [("Category", "Total", "Solved", "Solved/Tot")]
+    lines = [("Category", "Problems", "Solved", "Solved/Tot")]
     for name in [*categories, "Total"]:
         group = [s for s in solves if name in ("Total", s.category)]
         solved = sum(s.solved for s in group)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from proofeval.baselines import atp, tactics
 from proofeval.baselines.run import CSV_NAME, BaselineOptions, closers, run_baseline, solve_table
+from proofeval.commands.bench_options import BENCH_HELP, add_benchmark_options, selection
 from proofeval.commands.options import add_checker_options, checker_settings, positive
 from proofeval.console import say
 
@@ -38,11 +39,8 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "beside results.csv; `proofeval report RUN_DIR` shows each tactic as one attempt. "
         "Re-running on the same --out resumes.",
     )
-    p.add_argument(
-        "problems",
-        type=Path,
-        help="a benchmark: a directory in the s2n-bignum-bench layout or a .jsonl file",
-    )
+    p.add_argument("problems", type=Path, help=BENCH_HELP)
+    add_benchmark_options(p)
     p.add_argument(
         "--method",
         required=True,
@@ -106,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         method=args.method,
         tactic_timeout=args.tactic_timeout,
         settings=checker_settings(args),
+        selection=selection(args),
     )
     solves = run_baseline(opts)
     print(solve_table(solves))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from proofeval.commands.bench_options import BENCH_HELP, add_benchmark_options, selection
 from proofeval.commands.options import add_checker_options, checker_settings
 from proofeval.runs.check import CheckOptions, check_and_print
 
@@ -16,12 +17,8 @@ def configure(sub: argparse._SubParsersAction) -> None:
         description="Check every attempt in a warm, sandboxed prover; one verdict per attempt "
         "(OK, FAIL, CHEATING, TIMEOUT, ERROR). Re-running on the same --out resumes.",
     )
-    p.add_argument(
-        "problems",
-        type=Path,
-        help="a directory in the s2n-bignum-bench layout (<id>/setup.ml, <id>/query.txt) "
-        "or a .jsonl file of problems",
-    )
+    p.add_argument("problems", type=Path, help=BENCH_HELP)
+    add_benchmark_options(p)
     source = p.add_mutually_exclusive_group()
     source.add_argument(
         "--answers",
@@ -34,6 +31,13 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "--reference",
         action="store_true",
         help="check the benchmark's own reference proofs instead of answers",
+    )
+    p.add_argument(
+        "--allow-unknown",
+        action="store_true",
+        help="check the answers whose problem id the benchmark has, and only warn about the "
+        "others (default: answers for unknown ids are an error, as a misspelt id would "
+        "leave its problem unanswered)",
     )
     p.add_argument(
         "--out",
@@ -75,5 +79,7 @@ def run(args: argparse.Namespace) -> int:
         reference=args.reference,
         settings=checker_settings(args),
         remote=remote,
+        selection=selection(args),
+        allow_unknown=args.allow_unknown,
     )
     return check_and_print(opts)

@@ -7,8 +7,9 @@ import csv
 import sys
 from pathlib import Path
 
+from proofeval.commands.bench_options import BENCH_HELP, add_benchmark_options, selection
 from proofeval.errors import InputError
-from proofeval.loaders import load_benchmark
+from proofeval.loaders import load_benchmark, skipped_summary
 
 COLUMNS = ("problem_id", "category", "query")
 
@@ -20,7 +21,8 @@ def configure(sub: argparse._SubParsersAction) -> None:
         description="Print each problem's id and category, one a line; with --csv, write "
         "problem_id,category,query rows (the official answers CSV without its answer column).",
     )
-    p.add_argument("problems", type=Path, help="a benchmark directory or .jsonl file")
+    p.add_argument("problems", type=Path, help=BENCH_HELP)
+    add_benchmark_options(p)
     p.add_argument(
         "--category",
         action="append",
@@ -32,7 +34,11 @@ def configure(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    problems = load_benchmark(args.problems).problems
+    bench = load_benchmark(args.problems, selection(args))
+    skipped = skipped_summary(bench)
+    if skipped is not None:
+        print(f"proofeval: warning: {skipped}", file=sys.stderr)
+    problems = bench.problems
     if args.category:
         known = {p.category for p in problems}
         unknown = sorted(set(args.category) - known)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import json
 from collections import Counter
@@ -58,8 +59,21 @@ def _attempts(rows: Iterable[AnswerRow]) -> list[Attempt]:
     return attempts
 
 
-def read_answers(path: Path, problem_ids: set[str]) -> tuple[list[Attempt], list[str]]:
-    """The attempts in `path` for the given problems, and warnings about the rows skipped."""
+@dataclass(frozen=True)
+class ReadAnswers:
+    """The attempts an answers file holds for the problems asked about; how many rows it
+    has for each id the benchmark does not know; how many for problems left out on purpose."""
+
+    attempts: list[Attempt]
+    unknown: Counter[str]
+    left_out: int = 0
+
+
+def read_answers(
+    path: Path, problem_ids: set[str], left_out: frozenset[str] = frozenset()
+) -> ReadAnswers:
+    """The attempts in `path` for the given problems. Rows for `left_out` ids (problems of
+    the benchmark not selected) are dropped and counted; the other ids are unknown."""
     if path.suffix == ".csv":
         rows = _csv_rows(path, read_text(path))
     elif path.suffix == ".jsonl":
@@ -70,16 +84,35 @@ def read_answers(path: Path, problem_ids: set[str]) -> tuple[list[Attempt], list
         raise InputError(f"{path}: unknown answers format: expected a .csv or .jsonl file")
     kept: list[AnswerRow] = []
     unknown: Counter[str] = Counter()
+    dropped = 0
     for row in rows:
         if row.problem_id in problem_ids:
             kept.append(row)
+        elif row.problem_id in left_out:
+            dropped += 1
         else:
             unknown[row.problem_id] += 1
-    warnings = [
-        f"{path}: skipped {count} answer{'s' * (count > 1)} for unknown problem {pid!r}"
-        for pid, count in unknown.items()
-    ]
-    return _attempts(kept), warnings
+    return ReadAnswers(_attempts(kept), unknown, dropped)
+
+
+SHOWN_UNKNOWN = 5
+
+
+def unknown_summary(path: Path, unknown: Counter[str], known: Iterable[str]) -> str:
+    """One line for the answers whose id the benchmark does not know: how many, a few
+    ids, and the id each probably meant ("did you mean")."""
+    rows = sum(unknown.values())
+    ids = sorted(unknown)
+    names = sorted(known)
+    shown = []
+    for pid in ids[:SHOWN_UNKNOWN]:
+        close = difflib.get_close_matches(pid, names, n=1, cutoff=0.8)
+        shown.append(f"{pid!r} (did you mean {close[0]!r}?)" if close else repr(pid))
+    more = ", ..." if len(ids) > SHOWN_UNKNOWN else ""
+    return (
+        f"{path}: {rows} answer{'s' * (rows != 1)} for {len(ids)} unknown problem "
+        f"id{'s' * (len(ids) != 1)}: {', '.join(shown)}{more}"
+    )
 
 
 def _csv_rows(path: Path, text: str) -> list[AnswerRow]:

@@ -20,9 +20,12 @@ SPLITS = ("test", "valid")
 
 
 def is_minif2f_rocq(path: Path) -> bool:
-    """Whether `path` looks like miniF2F-rocq: a split directory of .v files, or a root
-    holding test/ or valid/ ones."""
-    dirs = [path / s for s in SPLITS if (path / s).is_dir()] or [path]
+    """Whether `path` looks like miniF2F-rocq: a root holding test/ or valid/ directories
+    of .v files, or one such split directory (named test or valid). Other folders of .v
+    files are plain Rocq trees (rocq_tree)."""
+    dirs = [path / s for s in SPLITS if (path / s).is_dir()]
+    if not dirs and path.name in SPLITS:
+        dirs = [path]
     return any(next(d.glob("*.v"), None) is not None for d in dirs)
 
 

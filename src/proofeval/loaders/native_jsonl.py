@@ -6,8 +6,12 @@ positive number of seconds, or null). A null optional field means its default; u
 are ignored. A relative directory is taken relative to the JSONL file's directory.
 
 NeMo-Skills' field names are read too: `name` for id and `formal_statement` for statement
-(with `header` as above); a row with `formal_statement` is a Lean 4 problem unless it names
-its prover, as NeMo-Skills' formal-math datasets are.
+(with `header` as above, and `split` as the category when there is no `category`); a row
+with `formal_statement` is a Lean 4 problem unless it names its prover, as NeMo-Skills'
+formal-math datasets are.
+
+A prover must be one proofeval knows: a misspelt one ("hol_light", "Coq") is an input error
+that names the prover meant.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 from proofeval.errors import InputError, read_text
 from proofeval.loaders.answers import jsonl_objects
 from proofeval.model import Problem
+from proofeval.provers.registry import prover_error
 from proofeval.timeouts import is_seconds
 
 
@@ -41,12 +46,17 @@ def load(path: Path, benchmark: str) -> list[Problem]:
 def _problem(where: str, row: dict, base: Path, benchmark: str) -> Problem:
     directory = _string(where, row, "directory", "")
     nemo = "statement" not in row and "formal_statement" in row
+    prover = _string(where, row, "prover", "lean4" if nemo else "hol-light")
+    error = prover_error(prover)
+    if error is not None:
+        raise InputError(f"{where}: {error}")
+    category = "split" if "category" not in row and nemo else "category"
     return Problem(
         id=_required(where, row, "name" if "id" not in row and "name" in row else "id"),
         statement=_required(where, row, "formal_statement" if nemo else "statement"),
-        prover=_string(where, row, "prover", "lean4" if nemo else "hol-light"),
+        prover=prover,
         benchmark=benchmark,
-        category=_string(where, row, "category", "uncategorized"),
+        category=_string(where, row, category, "uncategorized"),
         header=_string(where, row, "header", ""),
         directory=str((base / directory).absolute()) if directory else "",
         timeout=_timeout(where, row.get("timeout")),

@@ -4,9 +4,12 @@ import, declared in the root's `_CoqProject` (`-Q DIR NAME` / `-R DIR NAME` line
 
 The manifest is `cases.txt` (one path a line, relative to the root; blank lines and
 `#` comments are skipped) or `cases.json` (a JSON list of such paths) at the tree's root;
-the benchmark path is the root or the manifest itself. A case's problem is the theorem
-whose proof is `Admitted.` (the last one, if several; else the one named as the file):
-its statement verbatim, the text before it as the header, what follows dropped. The id is
+the benchmark path is the root or the manifest itself. A manifest of any other name is
+given by `--manifest FILE` (paths relative to the benchmark directory, else the file's).
+A case's problem is the theorem whose proof is `Admitted.` (the last one, if
+several; else the one named as the file): its statement verbatim, the text before it as
+the header, what follows dropped. A case with neither is skipped with its reason; the
+others still load. The id is
 the case's path without `.v`, the category its first directory under the root, and the
 problem's `directory` the root, from which the Coq checker reads `_CoqProject`.
 """
@@ -17,6 +20,7 @@ import json
 from pathlib import Path
 
 from proofeval.errors import InputError, read_text
+from proofeval.loaders.rocq_tree import Skipped, declared_name
 from proofeval.model import Problem
 from proofeval.provers.coq.policy import DECLARATIONS
 from proofeval.provers.coq.sentences import Sentence, SentenceError, split
@@ -32,10 +36,14 @@ def manifest_of(path: Path) -> Path | None:
     return next((path / m for m in MANIFESTS if (path / m).is_file()), None)
 
 
-def load(manifest: Path, name: str) -> list[Problem]:
-    """The cases `manifest` lists, in its order."""
-    root = manifest.parent.resolve()
+def load(
+    manifest: Path, name: str, root: Path | None = None
+) -> tuple[list[Problem], list[Skipped]]:
+    """The cases `manifest` lists, in its order, under `root` (default: the manifest's
+    directory); the cases skipped, with why."""
+    root = (root or manifest.parent).resolve()
     problems: list[Problem] = []
+    skipped: list[Skipped] = []
     seen: dict[str, str] = {}
     for where, entry in _entries(manifest):
         file = (root / entry).resolve()
@@ -49,10 +57,14 @@ def load(manifest: Path, name: str) -> list[Problem]:
             raise InputError(f"{where}: {entry} is listed twice (first at {seen[pid]})")
         seen[pid] = where
         category = relative.parts[0] if len(relative.parts) > 1 else "uncategorized"
-        problems.append(_problem(file, pid, category, name, root))
+        try:
+            problems.append(_problem(file, pid, category, name, root))
+        except InputError as exc:
+            skipped.append(Skipped(pid, str(exc)))
     if not problems:
-        raise InputError(f"{manifest}: lists no cases")
-    return problems
+        why = f" ({skipped[0].path}: {skipped[0].reason})" if skipped else ""
+        raise InputError(f"{manifest}: lists no case that loads{why}")
+    return problems, skipped
 
 
 def _entries(manifest: Path) -> list[tuple[str, str]]:
@@ -84,10 +96,10 @@ def _problem(file: Path, pid: str, category: str, benchmark: str, root: Path) ->
     try:
         sentences = split(text)
     except SentenceError as exc:
-        raise InputError(f"{file}: {exc}") from None
+        raise InputError(f"does not split into sentences: {exc}") from None
     theorem = _admitted_theorem(sentences, file.stem)
     if theorem is None:
-        raise InputError(f"{file}: no theorem with `Admitted.` and none named {file.stem}")
+        raise InputError(f"no theorem with `Admitted.` and none named {file.stem}")
     return Problem(
         id=pid,
         statement=theorem.text + ".",
@@ -108,16 +120,8 @@ def _admitted_theorem(sentences: list[Sentence], stem: str) -> Sentence | None:
         words = sentence.code.split(None, 2)
         if len(words) >= 2 and words[0] in DECLARATIONS:
             last = sentence
-            if _name(words[1]) == stem and named is None:
+            if declared_name(words[1]) == stem and named is None:
                 named = sentence
         elif words == ["Admitted"] and last is not None:
             admitted = last
     return admitted or named
-
-
-def _name(word: str) -> str:
-    """The identifier a declaration's second word starts with (`p1:` -> `p1`)."""
-    end = 0
-    while end < len(word) and (word[end].isalnum() or word[end] in "_'"):
-        end += 1
-    return word[:end]

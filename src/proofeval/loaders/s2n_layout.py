@@ -20,7 +20,7 @@ def load(directory: Path, benchmark: str) -> tuple[list[Problem], list[Attempt]]
     """The problems in `directory`, sorted by id, and the answers shipped beside them."""
     problems, answers = [], []
     for sub in sorted(directory.iterdir(), key=lambda p: p.name):
-        if not _is_problem(sub):
+        if not is_problem(sub):
             continue
         problems.append(_problem(sub, benchmark))
         answer = sub / "answer.txt"
@@ -34,7 +34,7 @@ def load(directory: Path, benchmark: str) -> tuple[list[Problem], list[Attempt]]
     return problems, number_attempts(answers)
 
 
-def _is_problem(sub: Path) -> bool:
+def is_problem(sub: Path) -> bool:
     return sub.is_dir() and ((sub / "setup.ml").exists() or (sub / "query.txt").exists())
 
 

@@ -6,6 +6,7 @@ may also have a process that many checkers share (HOL Light's loaded core): `sta
 
 from __future__ import annotations
 
+import difflib
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -78,6 +79,44 @@ def supported() -> frozenset[str]:
     return frozenset(FACTORIES)
 
 
+# Provers a benchmark may name that proofeval has no checker for yet: their problems load
+# (to list, export or prompt for), but checking them is refused with its reason.
+KNOWN_UNCHECKED = frozenset({"lean4", "isabelle"})
+
+# Spellings users write for a prover's name.
+ALIASES = {"rocq": "coq", "hol": "hol-light", "hollight": "hol-light", "lean": "lean4"}
+
+
+def known() -> frozenset[str]:
+    return supported() | KNOWN_UNCHECKED
+
+
+def prover_error(name: str) -> str | None:
+    """None when `name` is a prover proofeval knows; else why not, with the name the user
+    probably meant: "unknown prover 'hol_light': did you mean hol-light?"."""
+    if name in known():
+        return None
+    return f"unknown prover {name!r}{_suggestion(name)} (provers: {', '.join(sorted(known()))})"
+
+
+def check_error(name: str) -> str | None:
+    """None when proofeval can check problems of prover `name`; else why not."""
+    if name in supported():
+        return None
+    return prover_error(name) or (
+        f"no checker for prover {name!r} (proofeval checks: {', '.join(sorted(supported()))})"
+    )
+
+
+def _suggestion(name: str) -> str:
+    folded = name.strip().lower().replace("_", "-").replace(" ", "-")
+    folded = ALIASES.get(folded.replace("-", ""), folded)
+    if folded in known():
+        return f": did you mean {folded}?"
+    close = difflib.get_close_matches(folded, sorted(known()), n=1, cutoff=0.6)
+    return f": did you mean {close[0]}?" if close else ""
+
+
 def make_checker(
     prover: str,
     settings: CheckSettings,
@@ -111,10 +150,7 @@ def check_all(
         by_prover.setdefault(problem.prover, []).append(problem)
     unknown = sorted(set(by_prover) - supported())
     if unknown:
-        raise InputError(
-            f"no checker for prover {unknown[0]!r} (proofeval checks: "
-            f"{', '.join(sorted(supported()))})"
-        )
+        raise InputError(check_error(unknown[0]) or "")
     lanes = {
         prover: _Lane(make_checker(prover, settings, on_result, on_event, (warm or {}).get(prover)))
         for prover in by_prover

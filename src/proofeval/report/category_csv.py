@@ -1,8 +1,9 @@
 """Per-category figures as CSV (`proofeval report --csv`): one row per run and category.
 
 Columns: run, category (the last row of each run is "Total"), problems, evaluated_problems,
-attempts, checked_attempts, OK, FAIL, CHEATING, TIMEOUT, ERROR, ok_share, timeout_share,
-pass@1_mean, pass@1_stderr, then pass@k for every k any of the runs reports. Shares are
+problems_without_attempt, attempts, checked_attempts, OK, FAIL, CHEATING, TIMEOUT, ERROR,
+ok_share, timeout_share, pass@1_mean, pass@1_stderr, then pass@k for every k any of the runs
+reports. Shares are
 fractions; an undefined figure (or a k a run does not report) is an empty cell.
 """
 
@@ -22,6 +23,7 @@ FIXED = (
     "category",
     "problems",
     "evaluated_problems",
+    "problems_without_attempt",
     "attempts",
     "checked_attempts",
     *(v.value for v in Verdict),
@@ -51,7 +53,7 @@ def _record(run: str, name: str, row: Breakdown, ks: list[int]) -> tuple[str, ..
         None if est is None else est.stderr,
         *(row.pass_at_k.get(k) for k in ks),
     )
-    counts = (row.problems, row.evaluated, row.attempts, row.checked)
+    counts = (row.problems, row.evaluated, row.unattempted, row.attempts, row.checked)
     verdicts = (row.verdicts[v] for v in Verdict)
     return (run, name, *map(str, counts), *map(str, verdicts), *map(_number, figures))
 

@@ -197,7 +197,7 @@ def _paper_table(run: RunData) -> str:
     header = (*HEADER, *(c.header for c in columns))
     rows = [
         (*row.cells(), *(c.cells.get(row.category, "-") for c in columns))
-        for row in category_table(run.results)
+        for row in category_table(run.results, run.problems)
     ]
     notes = "".join(f"<li>{escape(line)}</li>" for line in summary_lines(run.metrics))
     return _grid([header, *rows], k_columns=len(columns), notes=notes)

@@ -1,24 +1,32 @@
-"""The per-category table as the s2n-bignum-bench paper prints it, and results.csv."""
+"""The per-category table as the s2n-bignum-bench paper prints it, and results.csv.
+
+Columns: Problems (the category's problems, with or without attempts), Attempts, Eval (the
+attempts with a verdict), the verdicts of attempts, and OK/Tot: OK over the attempts, a
+problem with no attempt counting as one attempt that is not OK. Every table that shows
+these names means exactly this."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from proofeval.files import write_csv_atomically
-from proofeval.model import Verdict
+from proofeval.model import Problem, Verdict
 from proofeval.store import ResultRow
 
-HEADER = ("Category", "Total", "Eval", "OK", "FAIL", "TO/ERR", "CHEATING", "OK/Tot")
+HEADER = ("Category", "Problems", "Attempts", "Eval", "OK", "FAIL", "TO/ERR", "CHEATING", "OK/Tot")
 RESULTS_COLUMNS = ("problem_id", "attempt", "category", "verdict", "stage", "seconds", "message")
 
 
 @dataclass(frozen=True)
 class CategoryRow:
-    """Counts of attempts in one category: total, evaluated (have a verdict), per verdict."""
+    """One category: its problems, those with no attempt, and counts of attempts: total,
+    evaluated (have a verdict), per verdict."""
 
     category: str
+    problems: int = 0
+    unattempted: int = 0
     total: int = 0
     evaluated: int = 0
     ok: int = 0
@@ -28,19 +36,24 @@ class CategoryRow:
 
     @property
     def ok_percent(self) -> float:
-        """OK as a percentage of all attempts (pending ones count as not OK)."""
-        return 100.0 * self.ok / self.total if self.total else 0.0
+        """OK as a percentage of all attempts (pending ones count as not OK), a problem
+        with no attempt counting as one attempt that is not OK."""
+        total = self.total + self.unattempted
+        return 100.0 * self.ok / total if total else 0.0
 
     def cells(self) -> tuple[str, ...]:
-        counts = (self.total, self.evaluated, self.ok, self.fail, self.timeout_error)
-        numbers = (*counts, self.cheating)
+        counts = (self.problems, self.total, self.evaluated, self.ok, self.fail)
+        numbers = (*counts, self.timeout_error, self.cheating)
         return (self.category, *map(str, numbers), f"{self.ok_percent:.1f}%")
 
 
-def _count(category: str, rows: Sequence[ResultRow]) -> CategoryRow:
+def _count(category: str, rows: Sequence[ResultRow], problems: set[str]) -> CategoryRow:
     verdicts = [row.verdict for row in rows]
+    attempted = {row.problem_id for row in rows}
     return CategoryRow(
         category=category,
+        problems=len(problems | attempted),
+        unattempted=len(problems - attempted),
         total=len(rows),
         evaluated=sum(v is not None for v in verdicts),
         ok=verdicts.count(Verdict.OK),
@@ -50,13 +63,19 @@ def _count(category: str, rows: Sequence[ResultRow]) -> CategoryRow:
     )
 
 
-def category_table(rows: list[ResultRow]) -> list[CategoryRow]:
-    """One row per category, sorted by name, then the "Total" row over all attempts."""
+def category_table(rows: list[ResultRow], problems: Iterable[Problem] = ()) -> list[CategoryRow]:
+    """One row per category, sorted by name, then the "Total" row. `problems`: those of the
+    run, so that a problem with no attempt is counted (as unsolved), never left out."""
     by_category: dict[str, list[ResultRow]] = {}
+    ids: dict[str, set[str]] = {}
+    for problem in problems:
+        by_category.setdefault(problem.category, [])
+        ids.setdefault(problem.category, set()).add(problem.id)
     for row in rows:
         by_category.setdefault(row.category, []).append(row)
-    table = [_count(name, by_category[name]) for name in sorted(by_category)]
-    return [*table, _count("Total", rows)]
+    table = [_count(name, by_category[name], ids.get(name, set())) for name in sorted(by_category)]
+    every = set().union(*ids.values()) if ids else set()
+    return [*table, _count("Total", rows, every)]
 
 
 @dataclass(frozen=True)

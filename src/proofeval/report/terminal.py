@@ -38,7 +38,7 @@ def pass_columns(metrics: RunMetrics) -> list[Column]:
 
 def format_run(run: RunData) -> str:
     """The paper table with a pass@k column per reportable k, then the summary lines."""
-    table = format_table(category_table(run.results), pass_columns(run.metrics))
+    table = format_table(category_table(run.results, run.problems), pass_columns(run.metrics))
     return "\n".join([table, "", *summary_lines(run.metrics)])
 
 
@@ -55,14 +55,9 @@ def summary_lines(metrics: RunMetrics) -> list[str]:
     if overall.checked:
         lines.append(f"timeouts: {percent(overall.timeout_share)} of checked attempts")
     if overall.unchecked:
-        lines.append(f"unchecked attempts: {overall.unchecked} (left out of every rate but OK/Tot)")
+        lines.append(f"unchecked attempts: {overall.unchecked} (never OK in any rate)")
     if metrics.unevaluated:
-        shown = ", ".join(metrics.unevaluated[:SHOWN_UNEVALUATED])
-        more = "" if len(metrics.unevaluated) <= SHOWN_UNEVALUATED else ", ..."
-        lines.append(
-            f"not evaluated: {plural(len(metrics.unevaluated), 'problem')} with no checked attempt "
-            f"({shown}{more}), left out of pass@k"
-        )
+        lines.append(unevaluated_line(metrics))
     gen = metrics.generation
     if gen is not None:
         models = f" from {', '.join(gen.models)}" if gen.models else ""
@@ -74,8 +69,20 @@ def summary_lines(metrics: RunMetrics) -> list[str]:
     return lines
 
 
+def unevaluated_line(metrics: RunMetrics) -> str:
+    """The problems counted as unsolved for want of a checked attempt, named."""
+    shown = ", ".join(metrics.unevaluated[:SHOWN_UNEVALUATED])
+    more = "" if len(metrics.unevaluated) <= SHOWN_UNEVALUATED else ", ..."
+    none = metrics.overall.unattempted
+    without = f", {none} of them with no attempt at all" if none else ""
+    return (
+        f"unsolved, never checked: {plural(len(metrics.unevaluated), 'problem')} with no "
+        f"checked attempt ({shown}{more}){without}; counted as failures in every rate"
+    )
+
+
 def sample_range(metrics: RunMetrics) -> str:
-    ns = [s.n for s in metrics.scores if s.n > 0]
+    ns = [s.n for s in metrics.scores]
     low, high = min(ns), max(ns)
     return plural(low, "sample") if low == high else f"{low}-{high} samples"
 

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tqdm import tqdm
 
 from proofeval.console import say
 from proofeval.errors import InputError
-from proofeval.loaders import load_benchmark
-from proofeval.loaders.answers import read_answers
+from proofeval.generate.extract import extract
+from proofeval.loaders import Benchmark, Selection, load_benchmark, skipped_summary
+from proofeval.loaders.answers import read_answers, unknown_summary
+from proofeval.metrics import compute
 from proofeval.model import Attempt, Outcome, Problem
 from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
-from proofeval.provers.registry import benchmark_warnings, check_all, supported
+from proofeval.provers.registry import benchmark_warnings, check_all, check_error
 from proofeval.report.official_csv import write_official_csv
 from proofeval.report.table import category_table, format_table, write_results_csv
+from proofeval.report.terminal import unevaluated_line
 from proofeval.store import ResultRow, RunStore
 from proofeval.timeouts import load_policy
 
@@ -37,9 +40,16 @@ class CheckOptions:
     reference: bool = False
     settings: CheckSettings = CheckSettings()
     remote: RemoteCheck | None = None  # checks the jobs elsewhere (on_cluster: Ray)
+    selection: Selection = Selection()
+    allow_unknown: bool = False  # answers for ids the benchmark lacks: a warning, not an error
 
 
-def _attempts(opts: CheckOptions, problems: dict[str, Problem], shipped: list[Attempt]):
+# Progress events that start a context: counted in the progress bar, not printed.
+ROUTINE = ("starting coqtop for a header", "loading the context")
+
+
+def _attempts(opts: CheckOptions, bench: Benchmark) -> list[Attempt]:
+    problems = {p.id: p for p in bench.problems}
     if opts.reference:
         refs = [
             Attempt(p.id, 0, p.reference, p.reference) for p in problems.values() if p.reference
@@ -48,39 +58,69 @@ def _attempts(opts: CheckOptions, problems: dict[str, Problem], shipped: list[At
             raise InputError(f"{opts.problems} has no reference proofs")
         return refs
     if opts.answers is None:
-        if not shipped:
+        if not bench.answers:
             raise InputError(f"{opts.problems} has no answer.txt files: give --answers FILE")
-        return shipped
-    attempts, warnings = read_answers(opts.answers, set(problems))
-    for warning in warnings:
-        say(f"warning: {warning}")
-    if not attempts:
+        return bench.answers
+    read = read_answers(opts.answers, set(problems), bench.unselected)
+    if read.left_out:
+        n = read.left_out
+        say(f"{n} answer{'s are' if n != 1 else ' is'} for problems --only leaves out: not checked")
+    if read.unknown:
+        summary = unknown_summary(opts.answers, read.unknown, [*problems, *bench.unselected])
+        if not opts.allow_unknown:
+            raise InputError(
+                f"{summary}; fix the ids, or give --allow-unknown to check the others anyway"
+            )
+        say(f"warning: {summary}; not checked")
+    if not read.attempts:
         raise InputError(f"{opts.answers} has no answers for the problems in {opts.problems}")
-    return attempts
+    return [_extracted(a, problems[a.problem_id]) for a in read.attempts]
+
+
+def _extracted(attempt: Attempt, problem: Problem) -> Attempt:
+    """`attempt` with its proof extracted for its problem's prover, as the API's
+    `extract=True` does: for Coq and Lean, a restated statement is dropped (the
+    benchmark's own is the one checked)."""
+    proof = extract(attempt.proof, problem.prover, statement=problem.statement)
+    return replace(attempt, proof=proof)
 
 
 def _jobs(opts: CheckOptions, problems: dict[str, Problem], pending: list[Attempt]) -> list[Job]:
     policy = load_policy(opts.problems, opts.timeout_map, opts.timeouts, opts.timeout)
-    jobs, unsupported = [], set()
-    for attempt in pending:
-        problem = problems[attempt.problem_id]
-        if problem.prover in supported():
-            jobs.append(Job(attempt, problem, policy.for_problem(problem)))
-        else:
-            unsupported.add(problem.prover)
-    for prover in sorted(unsupported):
-        say(f"warning: no checker for prover {prover!r} yet: its attempts stay unchecked")
-    return jobs
+    return [
+        Job(attempt, problems[attempt.problem_id], policy.for_problem(problems[attempt.problem_id]))
+        for attempt in pending
+    ]
+
+
+def _refuse_unchecked_provers(problems: list[Problem]) -> None:
+    """InputError naming a prover proofeval cannot check: a run of attempts that can never
+    get a verdict is no run (and a misspelt name gets its suggestion)."""
+    for prover in sorted({p.prover for p in problems}):
+        error = check_error(prover)
+        if error is not None:
+            raise InputError(error)
 
 
 def run_check(opts: CheckOptions, warm: dict[str, object] | None = None) -> list[ResultRow]:
     """Check what the run directory lacks, then write results.csv; the result rows.
     `warm`: a ready process per prover to reuse (tests reuse one HOL Light core)."""
-    bench = load_benchmark(opts.problems)
+    return checked(opts, warm)[1]
+
+
+def checked(
+    opts: CheckOptions, warm: dict[str, object] | None = None
+) -> tuple[Benchmark, list[ResultRow]]:
+    """run_check(), also giving the benchmark checked."""
+    bench = load_benchmark(opts.problems, opts.selection)
+    skipped = skipped_summary(bench)
+    if skipped is not None:
+        say(f"warning: {skipped}")
     problems = {p.id: p for p in bench.problems}
     for warning in benchmark_warnings(bench.problems):
         say(f"warning: {warning}")
-    attempts = _attempts(opts, problems, bench.answers)
+    attempts = _attempts(opts, bench)
+    _refuse_unchecked_provers([problems[a.problem_id] for a in attempts])
     store = RunStore(opts.out)
     try:
         store.add_problems(bench.problems)
@@ -95,7 +135,7 @@ def run_check(opts: CheckOptions, warm: dict[str, object] | None = None) -> list
     write_results_csv(rows, opts.out / "results.csv")
     if opts.official_csv is not None:
         write_official_csv(rows, opts.official_csv)
-    return rows
+    return bench, rows
 
 
 def check_jobs(
@@ -110,24 +150,38 @@ def check_jobs(
     if not jobs:
         return
     with tqdm(total=len(jobs), unit="attempt", desc="checking", file=sys.stderr) as bar:
-        solved = 0
+        counts = {"ok": 0, "contexts": 0}
 
         def record(attempt: Attempt, outcome: Outcome) -> None:
-            nonlocal solved
             store.record(attempt, outcome)
-            solved += outcome.verdict == "OK"
-            bar.set_postfix(ok=solved, refresh=False)
+            counts["ok"] += outcome.verdict == "OK"
+            bar.set_postfix(counts, refresh=False)
             bar.update()
 
+        def event(message: str) -> None:
+            # A context starting is routine (hundreds in a run): a count in the bar, not a
+            # line each; anything else is news and gets its line above the bar.
+            if message.startswith(ROUTINE):
+                counts["contexts"] += 1
+                bar.set_postfix(counts)
+            else:
+                say(message)
+
         if remote is not None:
-            remote(jobs, settings, record, say)
+            remote(jobs, settings, record, event)
             return
         problems = {j.problem.id: j.problem for j in jobs}.values()
-        check_all(jobs, problems, settings, record, say, warm)
+        check_all(jobs, problems, settings, record, event, warm)
 
 
 def check_and_print(opts: CheckOptions) -> int:
-    """What `check` and `demo` do: check, print the paper table, say where results are."""
-    print(format_table(category_table(run_check(opts))))
+    """What `check` and `demo` do: check, print the paper table (every problem of the
+    benchmark counted, those without a checked attempt as unsolved and named), say where
+    results are."""
+    bench, rows = checked(opts)
+    print(format_table(category_table(rows, bench.problems)))
+    metrics = compute(rows, bench.problems)
+    if metrics.unevaluated:
+        say(unevaluated_line(metrics))
     say(f"results: {opts.out / 'results.csv'}")
     return 0

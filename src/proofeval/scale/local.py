@@ -16,6 +16,7 @@ import hashlib
 import itertools
 import math
 import queue
+import re
 import threading
 import time
 from collections import OrderedDict, deque
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Protocol
 
 from proofeval.errors import InputError
+from proofeval.generate.extract import extract as extract_proof
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers import registry
 from proofeval.provers.interface import CheckSettings, Job, ResultCallback, checker_failure
@@ -212,41 +214,52 @@ class LocalChecker:
 
     # --- calls ---------------------------------------------------------------------------
 
-    def check(self, items: Iterable[Item], timeout: float | None = None) -> list[Outcome]:
+    def check(
+        self, items: Iterable[Item], timeout: float | None = None, extract: bool = False
+    ) -> list[Outcome]:
         """One outcome per item, in order. `timeout`: seconds per attempt of this call
-        for problems that name none."""
-        return [f.result() for f in self.submit(items, timeout)]
+        for problems that name none. `extract`: the proofs are a model's raw output, to
+        extract as `proofeval check` does (the last fenced block, a restated statement
+        dropped)."""
+        return [f.result() for f in self.submit(items, timeout, extract)]
 
-    async def acheck(self, items: Iterable[Item], timeout: float | None = None) -> list[Outcome]:
+    async def acheck(
+        self, items: Iterable[Item], timeout: float | None = None, extract: bool = False
+    ) -> list[Outcome]:
         """check() for asyncio; cancelling it drops the attempts not started yet."""
-        futures = self.submit(items, timeout)
+        futures = self.submit(items, timeout, extract)
         try:
             return list(await asyncio.gather(*map(asyncio.wrap_future, futures)))
         finally:
             for f in futures:
                 f.cancel()  # a no-op for those started or done
 
-    def submit(self, items: Iterable[Item], timeout: float | None = None) -> list[Future[Outcome]]:
-        """Queue every item (all or none: InputError for a prover without a checker);
-        one future per item."""
-        tasks = [self._task(p, proof, timeout) for p, proof in _pairs(items)]
+    def submit(
+        self, items: Iterable[Item], timeout: float | None = None, extract: bool = False
+    ) -> list[Future[Outcome]]:
+        """Queue every item; one future per item. An item whose prover proofeval cannot
+        check (unknown, misspelt, or without a checker) gets an ERROR that says so."""
+        tasks = [self._task(p, proof, timeout, extract) for p, proof in _pairs(items)]
         with self._cond:
             if self._closing:
                 raise InputError("this Checker is closed")
-            self._queue.extend(tasks)
+            self._queue.extend(t for t in tasks if not t.future.done())
             self._cond.notify_all()
         return [t.future for t in tasks]
 
-    def _task(self, given: Problem, proof: str, timeout: float | None) -> _Task:
-        if given.prover not in registry.supported():
-            raise InputError(
-                f"no checker for prover {given.prover!r} (proofeval checks: "
-                f"{', '.join(sorted(registry.supported()))})"
-            )
+    def _task(self, given: Problem, proof: str, timeout: float | None, extract: bool) -> _Task:
         p = _identified(given)
-        attempt = Attempt(p.id, next(self._counter), proof, proof)
+        output = proof
+        if extract:
+            proof = extract_proof(output, p.prover, statement=p.statement)
+        attempt = Attempt(p.id, next(self._counter), output, proof)
         limit = p.timeout or timeout or self.timeout
-        return _Task(context_key(p), Job(attempt, p, limit), Future())
+        task = _Task(context_key(p), Job(attempt, p, limit), Future())
+        refusal = registry.check_error(p.prover)
+        if refusal is not None:  # one ERROR for this item, never the whole batch lost
+            task.future.set_running_or_notify_cancel()
+            task.future.set_result(Outcome(Verdict.ERROR, Stage.PRECHECK, 0.0, refusal))
+        return task
 
     def warm_up(self, provers: Iterable[str] = ("hol-light",)) -> dict[str, str]:
         """Start the shared processes of `provers` now (HOL Light: minutes); what failed,
@@ -354,7 +367,7 @@ class LocalChecker:
         with self._cond:
             self._running -= 1
             self._cond.notify_all()
-        task.future.set_result(outcome)
+        task.future.set_result(fence_hint(task.job.attempt.proof, outcome))
 
     def _end(self, lane: _Lane) -> None:
         """Close a context (called with the lock held): no attempt is sent to it again."""
@@ -407,6 +420,22 @@ class LocalChecker:
             if idle[0].thread is not None:
                 idle[0].thread.join(timeout=30.0)
             self._memory_mb = descendants_mb()
+
+
+_FENCE = re.compile(r"^[ \t]*(```|~~~)", re.MULTILINE)
+FENCE_HINT = (
+    "the proof still holds a ``` fence, as a model's raw output does: check it with "
+    'extract=True (the service: "extract": true), or send the proof alone; '
+)
+
+
+def fence_hint(proof: str, outcome: Outcome) -> Outcome:
+    """`outcome`, its message saying to extract when a precheck ERROR is on text that
+    still holds a Markdown fence (raw model output sent as a proof)."""
+    if outcome.verdict is Verdict.ERROR and outcome.stage is Stage.PRECHECK:
+        if _FENCE.search(proof):
+            return replace(outcome, message=FENCE_HINT + outcome.message)  # first: kept whole
+    return outcome
 
 
 def _pairs(items: Iterable[Item]) -> list[Item]:

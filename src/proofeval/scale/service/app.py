@@ -19,7 +19,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from starlette.requests import ClientDisconnect
 
 from proofeval.errors import InputError
@@ -51,6 +51,7 @@ class CheckIn(BaseModel):
     items: list[ItemIn]
     timeout: float | None = Field(default=None, gt=0)
     feedback: bool = Field(default=False, description="a FAIL's goals and failing step")
+    extract: StrictBool = Field(default=False, description="proofs are raw model output")
 
 
 @dataclass
@@ -129,7 +130,7 @@ def create_app(
             body = await _read_limited(request, config.max_body_bytes)
         except ClientDisconnect:  # it left, or the guard closed it (a body too slow)
             return Response(status_code=499)  # nobody reads it
-        items, timeout, explain = _parse(body, config)
+        items, timeout, explain, extract = _parse(body, config)
         # No await from the look at the queue to the submission: the bound is exact.
         if checker.stats().queued + len(items) > config.max_queue:
             raise Refused(
@@ -138,7 +139,7 @@ def create_app(
                 {"Retry-After": str(config.retry_after)},
             )
         try:
-            futures = checker.submit(items, timeout)
+            futures = checker.submit(items, timeout, extract)
         except InputError as exc:  # the checker is closing
             raise Refused(503, str(exc)) from None
         # cancelling this cancels the futures: attempts not started are dropped
@@ -209,7 +210,8 @@ async def _read_limited(request: Request, limit: int) -> bytes:
 
 def _parse(
     body: bytes, config: ServiceConfig
-) -> tuple[list[tuple[Problem, str]], float | None, bool]:
+) -> tuple[list[tuple[Problem, str]], float | None, bool, bool]:
+    """The items, the call's timeout, whether to explain FAILs, whether to extract."""
     try:
         request = CheckIn.model_validate_json(body)
     except ValidationError as exc:
@@ -222,7 +224,7 @@ def _parse(
     items = []
     for n, item in enumerate(request.items):
         items.append((_problem(n, item.problem, config), item.proof))
-    return items, request.timeout, request.feedback
+    return items, request.timeout, request.feedback, request.extract
 
 
 def _problem(n: int, given: ProblemIn | str, config: ServiceConfig) -> Problem:
@@ -235,7 +237,9 @@ def _problem(n: int, given: ProblemIn | str, config: ServiceConfig) -> Problem:
         return found
     if config.bench_only:
         raise Refused(422, f"items[{n}]: this service checks only its benchmark's problems")
-    if given.prover not in config.provers:
+    # A prover proofeval cannot check (a misspelt name) is that item's ERROR, from the
+    # checker; one it checks but this service does not serve refuses the request.
+    if given.prover in supported() and given.prover not in config.provers:
         raise Refused(
             422,
             f"items[{n}]: prover {given.prover!r} (this service checks: "
