@@ -106,6 +106,8 @@ def check_jobs(
     the nodes of the Ray cluster at `ray` when given (the store stays here)."""
     if not jobs:
         return
+    if not settings.replay:
+        say("the kernel replay is off (--replay off): a HOL Light OK is not replayed, and says so")
     with tqdm(total=len(jobs), unit="attempt", desc="checking", file=sys.stderr) as bar:
         solved = 0
 
