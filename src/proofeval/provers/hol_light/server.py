@@ -238,7 +238,7 @@ class WarmProcess:
     ) -> Outcome:
         """Check `proof`; `replay`: an OK's kernel steps are replayed in a clean sibling
         (the second line, with a time budget of its own), else OK is the child's word."""
-        fields = ["check", goal_id, repr(float(timeout)), str(memory_mb), _on_off(replay), proof]
+        fields = ["check", goal_id, repr(float(timeout)), str(memory_mb), proof, _on_off(replay)]
         reply = self._request(fields, (2 if replay else 1) * timeout + 60.0)
         try:
             kind, verdict, stage, message, seconds = reply

@@ -189,6 +189,7 @@ let confined limits ~server_fd ~deadline ~limit body =
       (got, status)
 
 let max_steps_mb = 512
+let large_steps = 32 * 1048576
 
 (* OK is final here only when the replay is off; else it carries the steps, which must
    replay. *)
@@ -233,18 +234,23 @@ let check hol engine goal limits ~replay answer ~server_fd =
   let prepared =
     engine.prepare_tactic ~timeout:limits.timeout ~memory_mb:limits.memory_mb answer in
   let limit = max_steps_mb * 1048576 in
-  let verdict =
+  let verdict, large =
     match
       attempt_verdict ~nonce ~replay limits
         (confined limits ~server_fd ~deadline ~limit
            (attempt hol ~replay prepared before goal ~nonce))
     with
-    | `Final v -> v
+    | `Final v -> (v, false)
     | `Replay steps ->
         (* The replay is proofeval's cost, not the proof's: it gets a budget of its own. *)
         let deadline = now () +. limits.timeout in
-        replay_verdict limits (confined limits ~server_fd ~deadline ~limit:65536 (replay_steps hol goal steps))
+        ( replay_verdict limits
+            (confined limits ~server_fd ~deadline ~limit:65536 (replay_steps hol goal steps)),
+          String.length steps > large_steps )
   in
+  (* This process held the steps: without compacting, it would keep a heap that large,
+     and every later fork of it would start from that heap. *)
+  if large then Gc.compact ();
   verdict @ [ Printf.sprintf "%.3f" (now () -. start) ]
 
 (* ---------------------------------------------------------------------- *)
@@ -306,7 +312,7 @@ and handle srv sock request =
         if dir <> "" then Sys.chdir dir;
         srv.engine.load path
     | [ "goal"; id; text ] -> add_goal srv id text
-    | [ "check"; id; timeout; memory_mb; replay; answer ] when List.mem replay [ "on"; "off" ] -> (
+    | [ "check"; id; timeout; memory_mb; answer; replay ] when List.mem replay [ "on"; "off" ] -> (
         match Hashtbl.find_opt srv.goals id with
         | None -> [ "error"; "unknown goal " ^ id ]
         | Some goal ->
