@@ -12,10 +12,12 @@ its own, with step records written by hand.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterator
 
 import pytest
 
+from proofeval.commands.options import add_checker_options, checker_settings
 from proofeval.model import Stage, Verdict
 from proofeval.provers.hol_light.server import WarmProcess
 from tests.conftest import on_both_paths, with_context
@@ -157,6 +159,16 @@ def test_replay_off_trusts_the_attempt_and_says_so(forging: WarmProcess) -> None
     assert "not replayed" in off.message, off
     on = forging.check("g1", "FORGED_TAC", 30.0, 2048, replay=True)
     assert on.verdict == Verdict.CHEATING, on
+
+
+def test_replay_is_a_checker_option() -> None:
+    """Every command that checks (check, run, demo, baseline, serve) takes --replay on|off."""
+    parser = argparse.ArgumentParser()
+    add_checker_options(parser)
+    assert checker_settings(parser.parse_args([])).replay is True
+    assert checker_settings(parser.parse_args(["--replay", "off"])).replay is False
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--replay", "maybe"])
 
 
 # --- the replay on its own: step records written by hand ------------------------------------
