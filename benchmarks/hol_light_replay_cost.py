@@ -196,7 +196,7 @@ def rows(base: WarmProcess, args: argparse.Namespace) -> Iterator[str]:
             yield row(library, name, goal, tactic, heap=not args.no_heap)
     if args.s2n is not None:
         yield from s2n_rows(base, args.s2n, wanted, heap=not args.no_heap)
-    if not wanted:
+    if not wanted or "small" in wanted:
         assert core.add_goal("small", SMALL[0]) is None
         for replay in (False, True):
             runs = [whole_check(core, "small", SMALL[1], replay) for _ in range(args.small)]
@@ -214,7 +214,9 @@ def main() -> None:
                         help="which HOL Light path (default %(default)s)")  # fmt: skip
     parser.add_argument("--chain", type=int, nargs="*", default=[10**6, 10**7],
                         help="lengths of the TRANS chain (default 10^6 10^7)")  # fmt: skip
-    parser.add_argument("--only", nargs="*", help="only these proofs (names, or `chain`)")
+    parser.add_argument(
+        "--only", nargs="*", help="only these proofs (names, or `chain`, or `small`)"
+    )
     parser.add_argument("--small", type=int, default=21, help="checks of the small proof")
     parser.add_argument("--no-heap", action="store_true", help="skip the peak-heap runs")
     parser.add_argument(
