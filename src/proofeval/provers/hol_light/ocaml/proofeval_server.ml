@@ -97,32 +97,51 @@ let judge hol ~replay before goal thunk =
     match hol.prove (goal, thunk ()) with
     | th -> (
         match proves hol goal th with
-        | Some why -> [ "FAIL"; "check"; why ]
-        | None when not replay -> [ "OK"; "check"; "" ]
+        | Some why -> ([ "FAIL"; "check"; why ], None)
+        | None when not replay -> ([ "OK"; "check"; "" ], None)
         | None ->
             let steps = Buffer.create 65536 in
             match hol.write_steps steps th with
-            | () -> [ "OK"; "check"; ""; Buffer.contents steps ]
+            | () -> ([ "OK"; "check"; "" ], Some steps)
             | exception exn ->
-                verdict_fields "ERROR" "check"
-                  ("cannot write the kernel steps: " ^ Printexc.to_string exn))
-    | exception Failure msg -> verdict_fields "FAIL" "check" msg
-    | exception Out_of_memory -> verdict_fields "ERROR" "check" "memory exhausted"
-    | exception Stack_overflow -> verdict_fields "ERROR" "check" "stack overflow"
-    | exception exn -> verdict_fields "ERROR" "check" ("exception " ^ Printexc.to_string exn)
+                ( verdict_fields "ERROR" "check"
+                    ("cannot write the kernel steps: " ^ Printexc.to_string exn),
+                  None ))
+    | exception Failure msg -> (verdict_fields "FAIL" "check" msg, None)
+    | exception Out_of_memory -> (verdict_fields "ERROR" "check" "memory exhausted", None)
+    | exception Stack_overflow -> (verdict_fields "ERROR" "check" "stack overflow", None)
+    | exception exn ->
+        (verdict_fields "ERROR" "check" ("exception " ^ Printexc.to_string exn), None)
   in
-  if changed_axioms hol before then verdict_fields "CHEATING" "check" "the proof added axioms"
+  if changed_axioms hol before then
+    (verdict_fields "CHEATING" "check" "the proof added axioms", None)
   else outcome
+
+(* [fields] and then [steps] as one more field, in one frame (see Proofeval_text.encode),
+   without copying the steps: they can be hundreds of MiB, and each copy counts against
+   the attempt's memory limit. *)
+let send_with_steps fd fields steps =
+  let head = encode fields in
+  let count = String.index head '\n' in
+  let oc = Unix.out_channel_of_descr fd in
+  output_string oc (string_of_int (List.length fields + 1));
+  output_string oc (String.sub head count (String.length head - count));
+  output_string oc (string_of_int (Buffer.length steps));
+  output_char oc '\n';
+  Buffer.output_buffer oc steps;
+  flush oc
 
 let attempt hol ~replay prepared before goal ~nonce fd =
   hol.record_steps replay;
   let fields =
     match prepared () with
-    | `Error why -> verdict_fields "ERROR" "precheck" why
-    | `Denied why -> verdict_fields "CHEATING" "precheck" why
+    | `Error why -> (verdict_fields "ERROR" "precheck" why, None)
+    | `Denied why -> (verdict_fields "CHEATING" "precheck" why, None)
     | `Ok thunk -> judge hol ~replay before goal thunk
   in
-  send fd (nonce :: fields)
+  match fields with
+  | fields, None -> send fd (nonce :: fields)
+  | fields, Some steps -> send_with_steps fd (nonce :: fields) steps
 
 (* In a clean sibling: rebuild the theorem from the steps, through the kernel alone. *)
 let replay_steps hol goal steps fd =
