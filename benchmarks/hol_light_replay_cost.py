@@ -1,39 +1,86 @@
-"""What the kernel replay behind every HOL Light OK costs, against proving without it.
+"""What the kernel replay behind every HOL Light OK costs, against checking without it.
 
-In one warm HOL Light process (the core loaded once), for each proof:
-1. plain: `prove` with the kernel log off, as before the replay existed;
-2. recorded: the same `prove` with each new theorem's step noted, as an attempt runs;
-3. written: the steps behind the theorem written out, as the attempt's child sends them;
-4. replayed: those steps rebuilt through the kernel, as the clean sibling does.
-Then, end to end through the sandboxed server, the wall time of a whole check of the
-smallest proof (fork, parse check, proof, steps, replay fork, verdict).
+In one run, on one path (--native auto: native where it can be built, as proofeval's
+default), through the sandboxed server, each proof is checked whole (fork, parse check,
+proof, kernel steps, replay, verdict) twice: with `--replay off` ("plain": the proof alone)
+and with `--replay on` (the default). Printed: the CPU seconds of each (the warm process
+and every process it forked for the check: robust on a shared machine), their ratio, and
+the peak major heap of the proof without and with the kernel log (measured in a fresh
+clone each: `prove` as the attempt's child runs it, GC's top heap, MiB).
 
-Prints CPU seconds (robust to a busy machine), the step text's size, and the overhead
-as a ratio to plain proving.
+The proofs:
+- a chain of N TRANS steps of one equal theorem (N = 10^6, 10^7): the pattern that was
+  quadratic when theorems were found in tables keyed by their content;
+- small proofs from the core, and Library/iter.ml's ORDER_EXISTENCE_CARD;
+- with --s2n DIR, a checkout of s2n-bignum that loads in this HOL Light (for Debian's:
+  commit d1ef8cfa with arm/ built by `make`): functional-correctness proofs of arm/proofs,
+  each with arm/proofs/base.ml (its `loadt "update_database.ml"` dropped: it crashes
+  OCaml 4.13) and its own file up to the theorem as the context.
+Then the median CPU and wall time of one more whole check of a small proof, with and
+without the replay (--small checks each).
 
-Usage: python benchmarks/hol_light_replay_cost.py [--repeat 3]
-Takes about 3 minutes on 2 cores, most of it loading the core.
+Usage: python benchmarks/hol_light_replay_cost.py [--s2n DIR] [--only NAME ...]
+       [--native on|off|auto] [--phases]
+Without --s2n about 5 minutes natively on 2 cores; with it, about 20 minutes more.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import time
+from collections.abc import Iterator
+from pathlib import Path
 
-from proofeval.provers.hol_light.server import Launcher, WarmProcess
+from proofeval.provers.hol_light.native import choose
+from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher, WarmProcess
 
-PROOFS = [
-    ("`!n. n + 0 = n`", "INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES]"),
+SMALL = ("`!n. n + 0 = n`", "INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES]")
+CHAIN = (
+    "`x:num = x`",
+    "let r = REFL `x:num` in let th = ref r in "
+    "for i = 1 to {n} do th := TRANS !th r done; ACCEPT_TAC !th",
+)
+CORE = [
     ("`(P ==> Q) /\\ (Q ==> R) ==> (P ==> R)`", "MESON_TAC[]"),
     ("`12345 * 67890 = 838102050`", "CONV_TAC NUM_REDUCE_CONV"),
-    ("`!a b c. a < b /\\ b < c ==> a + 2 <= c + 1`", "ARITH_TAC"),
-    ("`!x y. x <= y ==> abs(x - y) = y - x`", "REAL_ARITH_TAC"),
     ("`(x + y + z + w) EXP 7 = (w + z + y + x) EXP 7`", "ARITH_TAC"),
+    (
+        "`(a pow 2 + b pow 2) * (c pow 2 + d pow 2) = "
+        "(a * c - b * d) pow 2 + (a * d + b * c) pow 2`",
+        "CONV_TAC REAL_RING",
+    ),
 ]
+LIBRARY = ("Library/iter.ml", "ORDER_EXISTENCE_CARD")
+S2N = [
+    ("arm/proofs/bignum_add.ml", "BIGNUM_ADD_CORRECT"),
+    ("arm/proofs/bignum_mul_p256k1.ml", "BIGNUM_MUL_P256K1_CORRECT"),
+    ("arm/proofs/bignum_montsqr_p256.ml", "BIGNUM_MONTSQR_P256_CORRECT"),
+    ("arm/proofs/bignum_montmul_p256_alt.ml", "BIGNUM_MONTMUL_P256_ALT_CORRECT"),
+    ("arm/proofs/bignum_mul_6_12.ml", "BIGNUM_MUL_6_12_CORRECT"),
+]
+UPDATE_DATABASE = 'loadt "update_database.ml";;'
+TIMEOUT = 3600.0
+MEMORY_MB = 4096  # proofeval's default --memory-limit: every proof must be OK within it
+PHASES_ONLY = False  # --phases
 
-MEASURE = """(let g = {goal} and tac () = {tactic} in
+# Peak major heap of `prove` in this process, without or with the kernel log (MiB).
+HEAP = """(let g = {goal} and tac () = {tactic} in
+  Proofeval_kernel_log.refresh_olds ();
+  Proofeval_kernel_log.recording := {record};
+  Proofeval_kernel_log.noting := {record};
+  let th = prove (g, tac ()) in
+  Proofeval_kernel_log.recording := false;
+  ignore (Sys.opaque_identity th);
+  string_of_int ((Gc.quick_stat ()).Gc.top_heap_words * (Sys.word_size / 8) / 1048576))"""
+
+
+# CPU seconds of each part of the line in one process (--phases): the proof without the log,
+# with it, writing the steps behind the theorem, replaying them; and the steps' size.
+PHASES = """(let g = {goal} and tac () = {tactic} in
   let time f = let t = Sys.time () in let r = f () in (r, Sys.time () -. t) in
   Proofeval_kernel_log.refresh_olds ();
+  Proofeval_kernel_log.noting := false;
   let _, plain = time (fun () -> prove (g, tac ())) in
   Proofeval_kernel_log.recording := true;
   let th, recorded = time (fun () -> prove (g, tac ())) in
@@ -42,45 +89,154 @@ MEASURE = """(let g = {goal} and tac () = {tactic} in
   let (), written = time (fun () -> Proofeval_replay.write b th) in
   let th', replayed = time (fun () -> Proofeval_replay.replay (Buffer.contents b)) in
   if dest_thm th' <> dest_thm th then failwith "the replay differs" else
-  Printf.sprintf "%f %f %f %f %d" plain recorded written replayed (Buffer.length b))"""
+  Printf.sprintf "%.2f %.2f %.2f %.2f %.0f" plain recorded written replayed
+    (float (Buffer.length b) /. 1048576.))"""
 
 
-def measure(proc: WarmProcess, goal: str, tactic: str, repeat: int) -> list[float]:
-    runs = [
-        [float(x) for x in proc.eval_string(MEASURE.format(goal=goal, tactic=tactic)).split()]
-        for _ in range(repeat)
-    ]
-    return [statistics.median(col) for col in zip(*runs, strict=True)]
+def phases(proc: WarmProcess, goal: str, tactic: str) -> str:
+    clone = proc.clone()
+    try:
+        return clone.eval_string(PHASES.format(goal=goal, tactic=tactic), TIMEOUT)
+    finally:
+        clone.close()
 
 
-def end_to_end(proc: WarmProcess, repeat: int) -> float:
-    goal, proof = PROOFS[0]
-    assert proc.add_goal("g", goal) is None
-    seconds = []
-    for _ in range(repeat * 5):
-        out = proc.check("g", proof, 30.0, 2048)
-        assert out.verdict.value == "OK", out
-        seconds.append(out.seconds)
-    return statistics.median(seconds)
+# CPU seconds of this warm process and of the children it reaped (an attempt's child, the
+# replay's sibling, natively the parser and compiler of the answer).
+CPU = (
+    '(let t = Unix.times () in Printf.sprintf "%.3f" '
+    "(t.Unix.tms_utime +. t.Unix.tms_stime +. t.Unix.tms_cutime +. t.Unix.tms_cstime))"
+)
+
+
+def whole_check(proc: WarmProcess, goal_id: str, tactic: str, replay: bool) -> tuple[float, float]:
+    """CPU and wall seconds of the whole check (on a shared machine, wall time is not robust)."""
+    before = float(proc.eval_string(CPU))
+    out = proc.check(goal_id, tactic, TIMEOUT, MEMORY_MB, replay)
+    assert out.verdict.value == "OK", (goal_id, replay, out)
+    return float(proc.eval_string(CPU)) - before, out.seconds
+
+
+def heap_mib(proc: WarmProcess, goal: str, tactic: str, record: bool) -> int:
+    clone = proc.clone()
+    try:
+        expr = HEAP.format(goal=goal, tactic=tactic, record=str(record).lower())
+        return int(clone.eval_string(expr, TIMEOUT))
+    finally:
+        clone.close()
+
+
+def row(proc: WarmProcess, name: str, goal: str, tactic: str, heap: bool) -> str:
+    """One proof's figures. The checks run in a clone: a check's parent holds the steps
+    for a moment and keeps the larger heap, which the clones measuring the heap (forks of
+    `proc`) must not inherit."""
+    if PHASES_ONLY:
+        return f"{name[:40]:<40} plain/record/write/replay CPU s, steps MiB: " + phases(
+            proc, goal, tactic
+        )
+    memory = ""
+    if heap:
+        memory = f"{heap_mib(proc, goal, tactic, False):>8} {heap_mib(proc, goal, tactic, True):>8}"
+    checker = proc.clone()
+    try:
+        assert checker.add_goal(name, goal) is None, goal
+        plain = whole_check(checker, name, tactic, replay=False)[0]
+        replay = whole_check(checker, name, tactic, replay=True)[0]
+    finally:
+        checker.close()
+    return f"{name[:40]:<40} {plain:9.2f} {replay:9.2f} {replay / plain:7.2f}x {memory}"
+
+
+def proofs_of(proc: WarmProcess, path: Path, names: list[str]) -> Iterator[tuple[str, str, str]]:
+    """(name, goal, tactic) of the named top-level proofs of `path`, as HOL Light parses it."""
+    data = path.read_bytes()
+    for phrase in proc.split(path):
+        if phrase.kind == "prove" and phrase.name in names and phrase.goal and phrase.tactic:
+            goal, tactic = (data[a:b].decode() for a, b in (phrase.goal, phrase.tactic))
+            yield phrase.name, goal, tactic
+
+
+def in_context(base: WarmProcess, text: str, directory: str = "") -> WarmProcess:
+    proc = base.clone()
+    proc.load(base.launcher.scratch_file("context", text), directory)
+    return proc
+
+
+def s2n_rows(base: WarmProcess, root: Path, wanted: set[str] | None, heap: bool) -> Iterator[str]:
+    base_ml = (root / "arm/proofs/base.ml").read_text().replace(UPDATE_DATABASE, "")
+    started = time.monotonic()
+    s2n = in_context(base, base_ml, str(root))
+    yield f"(arm/proofs/base.ml loaded in {time.monotonic() - started:.0f} s)"
+    for file, name in S2N:
+        if wanted and name not in wanted:
+            continue
+        path = root / file
+        phrase = next(p for p in s2n.split(path) if p.kind == "prove" and p.name == name)
+        proc = in_context(s2n, path.read_bytes()[: phrase.start].decode(), str(root))
+        try:
+            for _, goal, tactic in proofs_of(proc, path, [name]):
+                yield row(proc, name, goal, tactic, heap)
+        finally:
+            proc.close()
+
+
+def rows(base: WarmProcess, args: argparse.Namespace) -> Iterator[str]:
+    core = base.clone()
+    wanted = set(args.only) if args.only else None
+    for n in args.chain:
+        name = f"TRANS chain N={n:.0e}"
+        if not wanted or name in wanted or "chain" in wanted:
+            yield row(core, name, CHAIN[0], CHAIN[1].format(n=n), heap=not args.no_heap)
+    if not wanted:
+        for i, (goal, tactic) in enumerate(CORE):
+            yield row(core, f"core {i}: {tactic}", goal, tactic, heap=not args.no_heap)
+        library = in_context(base, f'needs "{LIBRARY[0]}";;\n')
+        for name, goal, tactic in proofs_of(library, base.launcher.hol_dir / LIBRARY[0],
+                                            [LIBRARY[1]]):  # fmt: skip
+            yield row(library, name, goal, tactic, heap=not args.no_heap)
+    if args.s2n is not None:
+        yield from s2n_rows(base, args.s2n, wanted, heap=not args.no_heap)
+    if not wanted or "small" in wanted:
+        assert core.add_goal("small", SMALL[0]) is None
+        for replay in (False, True):
+            runs = [whole_check(core, "small", SMALL[1], replay) for _ in range(args.small)]
+            cpu, wall = (1000 * statistics.median(col) for col in zip(*runs, strict=True))
+            yield (
+                f"small proof, whole check, median of {args.small}, replay {replay}: "
+                f"{cpu:.0f} ms CPU, {wall:.0f} ms wall"
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3, help="runs per proof (median)")
+    parser.add_argument("--s2n", type=Path, metavar="DIR", help="an s2n-bignum checkout")
+    parser.add_argument("--native", choices=["auto", "on", "off"], default="auto",
+                        help="which HOL Light path (default %(default)s)")  # fmt: skip
+    parser.add_argument("--chain", type=int, nargs="*", default=[10**6, 10**7],
+                        help="lengths of the TRANS chain (default 10^6 10^7)")  # fmt: skip
+    parser.add_argument(
+        "--only", nargs="*", help="only these proofs (names, or `chain`, or `small`)"
+    )
+    parser.add_argument("--small", type=int, default=21, help="checks of the small proof")
+    parser.add_argument("--no-heap", action="store_true", help="skip the peak-heap runs")
+    parser.add_argument(
+        "--phases", action="store_true", help="instead: CPU seconds of each part, in one process"
+    )
     args = parser.parse_args()
-    launcher = Launcher()
+    global PHASES_ONLY
+    PHASES_ONLY = args.phases
+    native = choose(DEBIAN_HOL_LIGHT, args.native, print)
+    read_only = [args.s2n] if args.s2n else []
+    launcher = Launcher(DEBIAN_HOL_LIGHT, read_only=read_only, native=native)
     try:
         base = launcher.start()
-        proc = base.clone()
-        print(f"{'proof':<52} {'plain':>7} {'record':>7} {'write':>7} {'replay':>7} "
-              f"{'KiB':>7} {'total/plain':>11}")  # fmt: skip
-        for goal, tactic in PROOFS:
-            plain, recorded, written, replayed, size = measure(proc, goal, tactic, args.repeat)
-            ratio = (recorded + written + replayed) / plain
-            print(f"{goal[:52]:<52} {plain:7.3f} {recorded:7.3f} {written:7.3f} "
-                  f"{replayed:7.3f} {size / 1024:7.0f} {ratio:11.2f}")  # fmt: skip
-        checker = base.clone()
-        print(f"whole check of the first proof, median: {end_to_end(checker, args.repeat):.3f} s")
+        path = "native" if native else "bytecode"
+        load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+        print(f"{path}; CPU seconds of the whole check; peak major heap of the proof, MiB; "
+              f"load average at start {load}")  # fmt: skip
+        print(f"{'proof':<40} {'plain':>9} {'replay':>9} {'ratio':>8} {'heap':>8} {'heap+log':>8}")
+        for line in rows(base, args):
+            print(line, flush=True)
     finally:
         launcher.close()
 

@@ -12,10 +12,12 @@ its own, with step records written by hand.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterator
 
 import pytest
 
+from proofeval.commands.options import add_checker_options, checker_settings
 from proofeval.model import Stage, Verdict
 from proofeval.provers.hol_light.server import WarmProcess
 from tests.conftest import on_both_paths, with_context
@@ -120,6 +122,53 @@ def test_honest_proofs_replay(core: WarmProcess, goal: str, proof: str) -> None:
     finally:
         proc.close()
     assert out.verdict == Verdict.OK, out
+
+
+# --- what the line costs: no case that grows faster than the proof ---------------------------
+
+# A long chain of one equal theorem: 75 s for N = 10^5 when theorems were found in weak
+# tables keyed by their content (equal theorems collided), 0.01 s in plain HOL Light.
+CHAIN = (
+    "let r = REFL `x:num` in let th = ref r in "
+    "for i = 1 to 100000 do th := TRANS !th r done; ACCEPT_TAC !th"
+)
+# A derivation of 2^60 paths and 61 nodes, compared with itself: equality on theorems must
+# not walk the derivation they carry (it does not stop at physically equal values).
+DOUBLED = (
+    "let th = ref (REFL `x:num`) in for i = 1 to 60 do th := TRANS !th !th done; "
+    "if !th = !th && compare !th !th = 0 then ACCEPT_TAC !th else NO_TAC"
+)
+
+
+@pytest.mark.parametrize("proof", [CHAIN, DOUBLED], ids=["chain", "doubled"])
+def test_long_and_shared_derivations_replay_in_time(core: WarmProcess, proof: str) -> None:
+    proc = core.clone()
+    try:
+        assert proc.add_goal("g", "`x:num = x`") is None
+        out = proc.check("g", proof, 30.0, 2048)
+    finally:
+        proc.close()
+    assert out.verdict == Verdict.OK, out
+
+
+def test_replay_off_trusts_the_attempt_and_says_so(forging: WarmProcess) -> None:
+    """--replay off: the child's OK stands (a forgery that only layer 6 catches passes),
+    and its message says it was not replayed; on, the same attempt is CHEATING."""
+    off = forging.check("g1", "FORGED_TAC", 30.0, 2048, replay=False)
+    assert off.verdict == Verdict.OK, off
+    assert "not replayed" in off.message, off
+    on = forging.check("g1", "FORGED_TAC", 30.0, 2048, replay=True)
+    assert on.verdict == Verdict.CHEATING, on
+
+
+def test_replay_is_a_checker_option() -> None:
+    """Every command that checks (check, run, demo, baseline, serve) takes --replay on|off."""
+    parser = argparse.ArgumentParser()
+    add_checker_options(parser)
+    assert checker_settings(parser.parse_args([])).replay is True
+    assert checker_settings(parser.parse_args(["--replay", "off"])).replay is False
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--replay", "maybe"])
 
 
 # --- the replay on its own: step records written by hand ------------------------------------

@@ -85,6 +85,15 @@ def add_checker_options(p: argparse.ArgumentParser) -> None:
         "cannot be built; default %(default)s)",
     )
     g.add_argument(
+        "--replay",
+        choices=["on", "off"],
+        default="on",
+        help="HOL Light: replay the kernel steps behind each OK in a clean process, the line "
+        "that holds even if an answer breaks OCaml's type safety; `off` trusts the attempt's "
+        "own OK (to measure the line's cost, or check trusted references) and says so in "
+        "each OK's message (default %(default)s)",
+    )
+    g.add_argument(
         "--coqchk",
         action="store_true",
         help="Coq: also re-check each OK attempt, compiled, with coqchk (the kernel twice)",
@@ -99,4 +108,5 @@ def checker_settings(args: argparse.Namespace) -> CheckSettings:
         hol_dir=args.hol_light,
         native=args.native,
         coqchk=args.coqchk,
+        replay=args.replay == "on",
     )

@@ -30,7 +30,9 @@ class CheckSettings:
 
     hol_dir: the HOL Light to use (None: Debian's); native: HOL Light compiled natively
     ("on"), as the bytecode toplevel ("off"), or natively where it can be ("auto");
-    coqchk: re-check each compiled Coq attempt with coqchk."""
+    coqchk: re-check each compiled Coq attempt with coqchk; replay: HOL Light replays
+    the kernel steps behind each OK in a clean process (off: OK is the attempt's word,
+    for measuring the line's cost or checking trusted references)."""
 
     workers: int = 2
     memory_mb: int = 4096
@@ -38,6 +40,7 @@ class CheckSettings:
     hol_dir: Path | None = None
     native: str = "auto"
     coqchk: bool = False
+    replay: bool = True
 
 
 class Checker(Protocol):

@@ -149,6 +149,8 @@ def check_jobs(
     `remote` when given (the nodes of a Ray cluster; the store stays here)."""
     if not jobs:
         return
+    if not settings.replay:
+        say("the kernel replay is off (--replay off): a HOL Light OK is not replayed, and says so")
     with tqdm(total=len(jobs), unit="attempt", desc="checking", file=sys.stderr) as bar:
         counts = {"ok": 0, "contexts": 0}
 

@@ -354,8 +354,9 @@ class HolLightChecker:
                 assert slot.template is not None
                 with self._template_lock:
                     own = slot.template.clone()
+            settings = self.settings
             outcome = own.check(
-                job.problem.id, job.attempt.proof, job.timeout, self.settings.memory_mb
+                job.problem.id, job.attempt.proof, job.timeout, settings.memory_mb, settings.replay
             )
         except Exception as exc:  # whatever the prover side did, it is this attempt's ERROR
             if own is not None:

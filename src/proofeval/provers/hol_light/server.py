@@ -42,6 +42,10 @@ def _ocaml_string(text: str) -> str:
     return '"' + "".join(chr(b) if b in plain else f"\\{b:03d}" for b in text.encode()) + '"'
 
 
+def _on_off(flag: bool) -> str:
+    return "on" if flag else "off"
+
+
 def _span(a: str, b: str) -> tuple[int, int] | None:
     return None if a == "-1" else (int(a), int(b))
 
@@ -122,9 +126,13 @@ class WarmProcess:
         reply = self._request(["goal", goal_id, statement], 600.0)
         return None if reply[0] == "ok" else reply[-1]
 
-    def check(self, goal_id: str, proof: str, timeout: float, memory_mb: int) -> Outcome:
-        fields = ["check", goal_id, repr(float(timeout)), str(memory_mb), proof]
-        reply = self._request(fields, timeout + 60.0)
+    def check(
+        self, goal_id: str, proof: str, timeout: float, memory_mb: int, replay: bool = True
+    ) -> Outcome:
+        """Check `proof`; `replay`: an OK's kernel steps are replayed in a clean sibling
+        (the second line, with a time budget of its own), else OK is the child's word."""
+        fields = ["check", goal_id, repr(float(timeout)), str(memory_mb), proof, _on_off(replay)]
+        reply = self._request(fields, (2 if replay else 1) * timeout + 60.0)
         try:
             kind, verdict, stage, message, seconds = reply
             spent = float(seconds)

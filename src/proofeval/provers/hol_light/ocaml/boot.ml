@@ -19,7 +19,7 @@ Proofeval_states.install
 Proofeval_server.serve
   { Proofeval_server.prove = prove; Proofeval_server.dest_thm = dest_thm;
     Proofeval_server.axioms = axioms; Proofeval_server.aconv = aconv;
-    Proofeval_server.record_steps = (fun () -> Proofeval_kernel_log.recording := true);
+    Proofeval_server.record_steps = Proofeval_kernel_log.record_steps;
     Proofeval_server.write_steps = Proofeval_replay.write;
     Proofeval_server.prepare_replay = Proofeval_kernel_log.refresh_olds;
     Proofeval_server.replay = Proofeval_replay.replay }

@@ -1,18 +1,17 @@
 (* Kernel provenance, loaded right after fusion.ml (HOL Light syntax).
 
-   Every theorem the kernel makes is noted without being kept alive. Before an attempt
-   (the core and the context) a theorem gets a serial number; inside an attempt's child
-   it gets the inference step that made it, in a weak table keyed by the theorem. The child sends the
-   steps behind its final theorem to a clean sibling process, which replays them
-   through the kernel (see proofeval_replay.ml): a value that only looks like a
-   theorem has no steps, and a forged step does not replay. Nothing here is trusted
-   to be intact in the child; the replay trusts only itself and the serial table of
-   the process the attempt was forked from. *)
-
-module Proofeval_thm_registry = Proofeval_identity.Make (struct type t = thm end);;
+   Every theorem the kernel makes inside an attempt's child carries the inference that
+   made it (see proofeval_identity.ml): a node holding the rule, its term arguments and
+   the nodes of its premises. Before an attempt (the core and the context) a theorem is
+   only noted in a weak array; the ones alive when an attempt is forked are numbered,
+   and carry that number. The child sends the steps behind its final theorem to a clean
+   sibling process, which replays them through the kernel (see proofeval_replay.ml): a
+   value that only looks like a theorem carries no node, and a forged node does not
+   replay. Nothing here is trusted to be intact in the child; the replay trusts only
+   itself and the serial table of the process the attempt was forked from. *)
 
 module Proofeval_kernel_log = struct
-  module Registry = Proofeval_thm_registry
+  module Identity = Proofeval_identity
 
   type step =
     | Old of int
@@ -30,14 +29,16 @@ module Proofeval_kernel_log = struct
     | Type_definition of string * string * string * node * bool
     | Axiom of term
     | Not_from_kernel
-  and node = { id : int; step : step }
+  and node = Obj.t  (* an object-tagged block: see proofeval_identity.ml *)
 
-  let registry : node Registry.t = Registry.create 65536
+  let step_of (n : node) : step = Identity.step n
+  let id_of (n : node) = Identity.id n
+
   let recording = ref false
-  let ids = ref 0
+  let forged = Identity.node Not_from_kernel
 
   (* Before recording, a new theorem only goes into a weak array: the ones still alive
-     when an attempt is forked are numbered then. Hashing each one here instead would
+     when an attempt is forked are numbered then. Numbering each one here instead would
      slow loading by a third (the core alone makes 14 million theorems). *)
   let chunk = 65536
   let chunks : thm Weak.t list ref = ref []
@@ -71,42 +72,34 @@ module Proofeval_kernel_log = struct
     incr filled;
     changed := true
 
-  module Old_ids = Hashtbl.Make (struct
-    type t = thm
-    let equal = ( == )
-    let hash = Hashtbl.hash_param 12 40
-  end)
-
   let olds : (int, thm) Hashtbl.t = Hashtbl.create 1
-  let old_ids : int Old_ids.t = Old_ids.create 1
 
-  (* Number the theorems alive now; in the warm process, never in an attempt's child. *)
+  (* Number the theorems alive now; in the warm process, never in an attempt's child.
+     Each carries its number from then on. *)
   let refresh_olds () =
     if !changed then begin
       Gc.full_major ();
       Hashtbl.reset olds;
-      Old_ids.reset old_ids;
       List.iteri
-        (fun i th -> Hashtbl.add olds (i + 1) th; Old_ids.add old_ids th (i + 1))
+        (fun i th ->
+          Hashtbl.add olds (i + 1) th;
+          Identity.carry th (Identity.node (Old (i + 1))))
         (live_in (!current :: !chunks));
       changed := false
     end
 
-  let node_of th =
-    match Registry.find_opt registry th with
-    | Some n -> n
-    | None -> (
-        match Old_ids.find_opt old_ids th with
-        | Some s -> { id = 0; step = Old s }
-        | None -> incr ids; { id = !ids; step = Not_from_kernel })
+  let node_of (th : thm) : node =
+    match Identity.carried th with Some n -> n | None -> forged
+
+  (* Off in an attempt's child whose OK is not replayed (--replay off): nothing is noted. *)
+  let noting = ref true
+
+  (* In an attempt's child, before the attempt. *)
+  let record_steps replay = if replay then recording := true else noting := false
 
   let note step th =
-    if !recording then begin
-      let s = step () in  (* first: it may number a premise, which must come earlier *)
-      incr ids;
-      Registry.add registry th { id = !ids; step = s }
-    end
-    else note_old th;
+    if !recording then Identity.carry th (Identity.node (step ()))
+    else if !noting then note_old th;
     th
 
   let refl tm = note (fun () -> Refl tm) (Hol.REFL tm)

@@ -34,7 +34,7 @@ let () =
       dest_thm;
       axioms;
       aconv;
-      record_steps = (fun () -> Proofeval_kernel_log.recording := true);
+      record_steps = Proofeval_kernel_log.record_steps;
       write_steps = Proofeval_replay.write;
       prepare_replay = Proofeval_kernel_log.refresh_olds;
       replay = Proofeval_replay.replay;

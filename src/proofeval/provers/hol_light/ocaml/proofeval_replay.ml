@@ -43,19 +43,22 @@ module Proofeval_replay = struct
   end)
 
   let premises (n : Log.node) =
-    match n.Log.step with
+    match Log.step_of n with
     | Log.Trans (a, b) | Log.Mk_comb (a, b) | Log.Eq_mp (a, b) | Log.Deduct (a, b) -> [a; b]
     | Log.Abs (_, a) | Log.Inst (_, a) | Log.Inst_type (_, a) | Log.Type_definition (_, _, _, a, _) -> [a]
     | _ -> []
 
-  let key (n : Log.node) = match n.Log.step with Log.Old s -> -s | _ -> n.Log.id
+  (* A number, in decimal, without allocating. *)
+  let rec add_int out n =
+    if n >= 10 then add_int out (n / 10);
+    Buffer.add_char out (Char.unsafe_chr (48 + n mod 10))
 
-  (* One record: words separated by spaces. (Printf is several times slower here.) *)
-  let put out words =
-    List.iteri (fun i w -> if i > 0 then Buffer.add_char out ' '; Buffer.add_string out w) words;
+  (* One record: its kind, its number, then words and numbers separated by spaces. *)
+  let put out kind i words ints =
+    Buffer.add_string out kind; Buffer.add_char out ' '; add_int out i;
+    List.iter (fun w -> Buffer.add_char out ' '; Buffer.add_string out w) words;
+    List.iter (fun n -> Buffer.add_char out ' '; add_int out n) ints;
     Buffer.add_char out '\n'
-
-  let num = string_of_int
 
   (* Every term already made is moved to the major heap, where the collector does not
      move values unless it compacts, which is off while the steps are written. *)
@@ -65,77 +68,89 @@ module Proofeval_replay = struct
     Gc.set { gc with Gc.max_overhead = 1000000 };
     Fun.protect ~finally:(fun () -> Gc.set gc) f
 
+  (* The nodes behind [root], premises first: a node's number is larger than its
+     premises' (it is made after them), so sorting by number is also the order in which
+     the constants and types the terms name were defined. A node is marked once found
+     (-1), so a shared derivation is walked once; without recursion: derivations can be
+     millions of steps deep. *)
+  let reachable root =
+    let found = ref [] and count = ref 0 in
+    let visit n =
+      if Log.Identity.mark n = 0 then begin
+        Log.Identity.set_mark n (-1); found := n :: !found; incr count; true end
+      else false in
+    let rec walk = function
+      | [] -> ()
+      | n :: rest -> walk (List.fold_left (fun acc p -> if visit p then p :: acc else acc) rest (premises n)) in
+    if visit root then walk [root];
+    let nodes = Array.of_list !found in
+    Array.sort (fun a b -> compare (Log.id_of a : int) (Log.id_of b)) nodes;
+    nodes
+
   let write (out : Buffer.t) (th : thm) = with_values_in_place @@ fun () ->
     let next = ref 0 in
     let fresh () = incr next; !next in
-    let tys = Types.create 256 and done_ = Hashtbl.create 4096 in
+    let tys = Types.create 256 in
     let same = Same_term.create 65536 and shapes = Hashtbl.create 65536 in
-    let record kind words = let i = fresh () in put out (kind :: num i :: words); i in
+    let record kind words ints = let i = fresh () in put out kind i words ints; i in
     let rec ty t =
       try Types.find tys t with Not_found ->
         let i =
-          if is_vartype t then record "Y" ["V"; hex (dest_vartype t)]
+          if is_vartype t then record "Y" ["V"; hex (dest_vartype t)] []
           else
             let name, args = dest_type t in
-            let ids = List.map (fun a -> num (ty a)) args in
-            record "Y" ("A" :: hex name :: num (List.length ids) :: ids) in
+            let ids = List.map ty args in
+            record "Y" ["A"; hex name] (List.length ids :: ids) in
         Types.add tys t i; i in
     let rec tm t =
       try Same_term.find same t with Not_found ->
-        let shape, words =
+        let shape, write_it =
           if is_var t then
-            let n, y = dest_var t in let yi = ty y in (0, n, yi, 0), fun () -> ["V"; hex n; num yi]
+            let n, y = dest_var t in let yi = ty y in
+            (0, n, yi, 0), fun () -> record "M" ["V"; hex n] [yi]
           else if is_const t then
-            let n, y = dest_const t in let yi = ty y in (1, n, yi, 0), fun () -> ["C"; hex n; num yi]
+            let n, y = dest_const t in let yi = ty y in
+            (1, n, yi, 0), fun () -> record "M" ["C"; hex n] [yi]
           else if is_comb t then
             let f, x = dest_comb t in
-            let fi = tm f in let xi = tm x in (2, "", fi, xi), fun () -> ["A"; num fi; num xi]
+            let fi = tm f in let xi = tm x in (2, "", fi, xi), fun () -> record "M" ["A"] [fi; xi]
           else
             let v, b = dest_abs t in
-            let vi = tm v in let bi = tm b in (3, "", vi, bi), fun () -> ["L"; num vi; num bi] in
+            let vi = tm v in let bi = tm b in (3, "", vi, bi), fun () -> record "M" ["L"] [vi; bi] in
         let i =
           try Hashtbl.find shapes shape with Not_found ->
-            let i = record "M" (words ()) in Hashtbl.add shapes shape i; i in
+            let i = write_it () in Hashtbl.add shapes shape i; i in
         Same_term.add same t i; i in
-    let id (n : Log.node) = num (Hashtbl.find done_ (key n)) in
+    let id = Log.Identity.mark in
     let pairs f theta =
-      num (List.length theta)
-      :: List.concat_map (fun (a, b) -> let x = f a in let y = f b in [num x; num y]) theta in
+      List.length theta :: List.concat_map (fun (a, b) -> let x = f a in let y = f b in [x; y]) theta in
+    let rule name ints = record "T" [name] ints in
     let emit (n : Log.node) =
-      let words =
-        match n.Log.step with
-        | Log.Old s -> ["OLD"; num s]
-        | Log.Refl t -> ["REFL"; num (tm t)]
-        | Log.Trans (a, b) -> ["TRANS"; id a; id b]
-        | Log.Mk_comb (a, b) -> ["MK_COMB"; id a; id b]
-        | Log.Abs (v, a) -> let vi = tm v in ["ABS"; num vi; id a]
-        | Log.Beta t -> ["BETA"; num (tm t)]
-        | Log.Assume t -> ["ASSUME"; num (tm t)]
-        | Log.Eq_mp (a, b) -> ["EQ_MP"; id a; id b]
-        | Log.Deduct (a, b) -> ["DEDUCT"; id a; id b]
-        | Log.Inst (theta, a) -> let p = pairs tm theta in "INST" :: id a :: p
-        | Log.Inst_type (theta, a) -> let p = pairs ty theta in "INST_TYPE" :: id a :: p
-        | Log.Definition t -> ["DEF"; num (tm t)]
+      let i =
+        match Log.step_of n with
+        | Log.Old s -> rule "OLD" [s]
+        | Log.Refl t -> let ti = tm t in rule "REFL" [ti]
+        | Log.Trans (a, b) -> rule "TRANS" [id a; id b]
+        | Log.Mk_comb (a, b) -> rule "MK_COMB" [id a; id b]
+        | Log.Abs (v, a) -> let vi = tm v in rule "ABS" [vi; id a]
+        | Log.Beta t -> let ti = tm t in rule "BETA" [ti]
+        | Log.Assume t -> let ti = tm t in rule "ASSUME" [ti]
+        | Log.Eq_mp (a, b) -> rule "EQ_MP" [id a; id b]
+        | Log.Deduct (a, b) -> rule "DEDUCT" [id a; id b]
+        | Log.Inst (theta, a) -> let p = pairs tm theta in rule "INST" (id a :: p)
+        | Log.Inst_type (theta, a) -> let p = pairs ty theta in rule "INST_TYPE" (id a :: p)
+        | Log.Definition t -> let ti = tm t in rule "DEF" [ti]
         | Log.Type_definition (name, abs, rep, a, first) ->
-            ["TYDEF"; hex name; hex abs; hex rep; id a; if first then "1" else "0"]
-        | Log.Axiom _ -> ["AXIOM"]
-        | Log.Not_from_kernel -> ["FORGED"] in
-      Hashtbl.replace done_ (key n) (record "T" words) in
-    (* In the order the kernel made them, which is also the order in which the
-       constants and types the terms name were defined. Without recursion: derivations
-       can be millions of steps deep. *)
-    let seen = Hashtbl.create 4096 in
-    let rec reach acc = function
-      | [] -> acc
-      | n :: rest ->
-          if Hashtbl.mem seen (key n) then reach acc rest
-          else (Hashtbl.add seen (key n) (); reach (n :: acc) (premises n @ rest)) in
-    let root = Log.node_of th in
-    let order (a : Log.node) (b : Log.node) =
-      let c = compare (a.Log.id : int) b.Log.id in
-      if c <> 0 then c else compare (key a : int) (key b) in
-    List.iter emit (List.sort order (reach [] [root]));
-    put out ["END"; id root]
+            record "T" ["TYDEF"; hex name; hex abs; hex rep] [id a; if first then 1 else 0]
+        | Log.Axiom _ -> rule "AXIOM" []
+        | Log.Not_from_kernel -> rule "FORGED" [] in
+      Log.Identity.set_mark n i in
+    let nodes = reachable (Log.node_of th) in
+    Fun.protect ~finally:(fun () -> Array.iter (fun n -> Log.Identity.set_mark n 0) nodes)
+      (fun () ->
+        Array.iter emit nodes;
+        let root = Log.node_of th in
+        put out "END" (id root) [] [])
 
   (* ---- replaying, in a clean process ---- *)
 
@@ -144,33 +159,52 @@ module Proofeval_replay = struct
     if n mod 2 <> 0 then failwith "odd hex" else
     String.init (n / 2) (fun i -> Char.chr (int_of_string ("0x" ^ String.sub s (2 * i) 2)))
 
+  (* A decimal number as the writer writes it: digits, no sign, no leading zero. *)
+  let natural s =
+    let n = String.length s in
+    if n = 0 || n > 18 || (n > 1 && s.[0] = '0') then None else
+    let rec go i acc =
+      if i = n then Some acc
+      else match s.[i] with
+        | '0' .. '9' as c -> go (i + 1) (10 * acc + Char.code c - 48)
+        | _ -> None in
+    go 0 0
+
   let number s =
-    match int_of_string_opt s with
-    | Some n when n > 0 && string_of_int n = s -> n
+    match natural s with
+    | Some n when n > 0 -> n
     | _ -> failwith ("not a record number: " ^ s)
 
   let count s =
-    match int_of_string_opt s with
-    | Some n when n >= 0 && string_of_int n = s -> n
-    | _ -> failwith ("not a count: " ^ s)
-
-  let get table what s =
-    try Hashtbl.find table (number s) with Not_found -> failwith ("no earlier " ^ what ^ " " ^ s)
+    match natural s with Some n -> n | None -> failwith ("not a count: " ^ s)
 
   let rec pairs_of f g = function
     | [] -> []
     | a :: b :: rest -> (f a, g b) :: pairs_of f g rest
     | _ -> failwith "odd instantiation"
 
+  (* What a record made, by its number: records are numbered 1, 2, 3... in order. *)
+  type made = Nothing | Ty of hol_type | Tm of term | Th of thm
+
   let replay (text : string) : thm =
-    let n = String.length text in
-    let body = if n > 0 && text.[n - 1] = '\n' then String.sub text 0 (n - 1) else text in
-    let tys = Hashtbl.create 256 and tms = Hashtbl.create 4096 and ths = Hashtbl.create 4096 in
+    let made = ref (Array.make 4096 Nothing) and last = ref 0 in
     let tydefs = Hashtbl.create 1 and result = ref None in
-    let fresh table n v =
+    let fresh n v =
       let i = number n in
-      if Hashtbl.mem table i then failwith ("record " ^ n ^ " twice") else Hashtbl.add table i v in
-    let ty = get tys "type" and tm = get tms "term" and th = get ths "theorem" in
+      if i <= !last then failwith ("record " ^ n ^ " twice")
+      else if i <> !last + 1 then failwith ("record " ^ n ^ " out of order")
+      else begin
+        if i >= Array.length !made then begin
+          let bigger = Array.make (2 * i) Nothing in
+          Array.blit !made 0 bigger 0 (Array.length !made);
+          made := bigger
+        end;
+        !made.(i) <- v; last := i
+      end in
+    let get s = let i = number s in if i <= !last then !made.(i) else Nothing in
+    let ty s = match get s with Ty y -> y | _ -> failwith ("no earlier type " ^ s) in
+    let tm s = match get s with Tm t -> t | _ -> failwith ("no earlier term " ^ s) in
+    let th s = match get s with Th t -> t | _ -> failwith ("no earlier theorem " ^ s) in
     (* mk_mconst searches the list of all constants: once per name and type is enough *)
     let constants = Hashtbl.create 256 in
     let constant name y =
@@ -207,20 +241,25 @@ module Proofeval_replay = struct
     let record line =
       if !result != None then failwith "records after END" else
       match String.split_on_char ' ' line with
-      | ["Y"; n; "V"; name] -> fresh tys n (mk_vartype (unhex name))
+      | ["Y"; n; "V"; name] -> fresh n (Ty (mk_vartype (unhex name)))
       | "Y" :: n :: "A" :: name :: k :: args when List.length args = count k ->
-          fresh tys n (mk_type (unhex name, List.map ty args))
-      | ["M"; n; "V"; name; y] -> fresh tms n (mk_var (unhex name, ty y))
-      | ["M"; n; "C"; name; y] -> fresh tms n (constant name y)
-      | ["M"; n; "A"; f; x] -> fresh tms n (mk_comb (tm f, tm x))
-      | ["M"; n; "L"; v; b] -> fresh tms n (mk_abs (tm v, tm b))
-      | "T" :: n :: r -> fresh ths n (rule r)
+          fresh n (Ty (mk_type (unhex name, List.map ty args)))
+      | ["M"; n; "V"; name; y] -> fresh n (Tm (mk_var (unhex name, ty y)))
+      | ["M"; n; "C"; name; y] -> fresh n (Tm (constant name y))
+      | ["M"; n; "A"; f; x] -> fresh n (Tm (mk_comb (tm f, tm x)))
+      | ["M"; n; "L"; v; b] -> fresh n (Tm (mk_abs (tm v, tm b)))
+      | "T" :: n :: r -> fresh n (Th (rule r))
       | ["END"; a] -> result := Some (th a)
       | _ -> failwith "malformed record" in
-    List.iteri
-      (fun i line ->
-        try record line with Failure why | Invalid_argument why ->
-          failwith (Printf.sprintf "record %d: %s" (i + 1) why))
-      (String.split_on_char '\n' body);
+    (* line by line, without splitting the whole text first (it can be hundreds of MiB) *)
+    let n = String.length text in
+    let rec lines start k =
+      if start < n then begin
+        let stop = match String.index_from_opt text start '\n' with Some i -> i | None -> n in
+        (try record (String.sub text start (stop - start)) with Failure why | Invalid_argument why ->
+           failwith (Printf.sprintf "record %d: %s" k why));
+        lines (stop + 1) (k + 1)
+      end in
+    lines 0 1;
     match !result with Some t -> t | None -> failwith "no END record"
 end;;

@@ -13,7 +13,8 @@ type ('term, 'thm, 'tac) hol = {
   dest_thm : 'thm -> 'term list * 'term;
   axioms : unit -> 'thm list;
   aconv : 'term -> 'term -> bool;
-  record_steps : unit -> unit;  (* from now on, note each new theorem's step *)
+  record_steps : bool -> unit;
+      (* from now on, each new theorem carries its step (true) or nothing is noted *)
   write_steps : Buffer.t -> 'thm -> unit;
   prepare_replay : unit -> unit;  (* the serial table, before forking *)
   replay : string -> 'thm;  (* Failure: the steps do not replay *)
@@ -95,43 +96,63 @@ let proves hol goal th =
   else if not (hol.aconv concl goal) then Some "the theorem is not the goal"
   else None
 
-(* The verdict, and for OK the kernel steps behind the theorem. *)
-let judge hol before goal thunk =
+(* The verdict, and for OK the kernel steps behind the theorem (when they are replayed). *)
+let judge hol ~replay before goal thunk =
   let outcome =
     match hol.prove (goal, thunk ()) with
     | th -> (
         match proves hol goal th with
-        | Some why -> [ "FAIL"; "check"; why ]
+        | Some why -> ([ "FAIL"; "check"; why ], None)
+        | None when not replay -> ([ "OK"; "check"; "" ], None)
         | None ->
             let steps = Buffer.create 65536 in
             match hol.write_steps steps th with
-            | () -> [ "OK"; "check"; ""; Buffer.contents steps ]
+            | () -> ([ "OK"; "check"; "" ], Some steps)
             | exception exn ->
-                verdict_fields "ERROR" "check"
-                  ("cannot write the kernel steps: " ^ Printexc.to_string exn))
-    | exception Failure msg -> verdict_fields "FAIL" "check" msg
-    | exception Out_of_memory -> verdict_fields "ERROR" "check" "memory exhausted"
-    | exception Stack_overflow -> verdict_fields "ERROR" "check" "stack overflow"
-    | exception exn -> verdict_fields "ERROR" "check" ("exception " ^ Printexc.to_string exn)
+                ( verdict_fields "ERROR" "check"
+                    ("cannot write the kernel steps: " ^ Printexc.to_string exn),
+                  None ))
+    | exception Failure msg -> (verdict_fields "FAIL" "check" msg, None)
+    | exception Out_of_memory -> (verdict_fields "ERROR" "check" "memory exhausted", None)
+    | exception Stack_overflow -> (verdict_fields "ERROR" "check" "stack overflow", None)
+    | exception exn ->
+        (verdict_fields "ERROR" "check" ("exception " ^ Printexc.to_string exn), None)
   in
-  if changed_axioms hol before then verdict_fields "CHEATING" "check" "the proof added axioms"
+  if changed_axioms hol before then
+    (verdict_fields "CHEATING" "check" "the proof added axioms", None)
   else outcome
 
 let refused = function
   | `Error why -> verdict_fields "ERROR" "precheck" why
   | `Denied why -> verdict_fields "CHEATING" "precheck" why
 
-let attempt hol prepared before goal ~nonce fd =
-  hol.record_steps ();
+(* [fields] and then [steps] as one more field, in one frame (see Proofeval_text.encode),
+   without copying the steps: they can be hundreds of MiB, and each copy counts against
+   the attempt's memory limit. *)
+let send_with_steps fd fields steps =
+  let head = encode fields in
+  let count = String.index head '\n' in
+  let oc = Unix.out_channel_of_descr fd in
+  output_string oc (string_of_int (List.length fields + 1));
+  output_string oc (String.sub head count (String.length head - count));
+  output_string oc (string_of_int (Buffer.length steps));
+  output_char oc '\n';
+  Buffer.output_buffer oc steps;
+  flush oc
+
+let attempt hol ~replay prepared before goal ~nonce fd =
+  hol.record_steps replay;
   let fields =
     match prepared () with
-    | (`Error _ | `Denied _) as no -> refused no
-    | `Ok thunk -> judge hol before goal thunk
+    | (`Error _ | `Denied _) as no -> (refused no, None)
+    | `Ok thunk -> judge hol ~replay before goal thunk
   in
-  send fd (nonce :: fields)
+  match fields with
+  | fields, None -> send fd (nonce :: fields)
+  | fields, Some steps -> send_with_steps fd (nonce :: fields) steps
 
 (* In a clean sibling: rebuild the theorem from the steps, through the kernel alone. *)
-let replay hol goal steps fd =
+let replay_steps hol goal steps fd =
   let reply =
     match hol.replay steps with
     | th -> ( match proves hol goal th with None -> [ "replayed" ] | Some why -> [ "rejected"; why ])
@@ -195,9 +216,11 @@ let confined limits ~server_fd ~deadline ~limit body =
       (got, status)
 
 let max_steps_mb = 512
+let large_steps = 32 * 1048576
 
-(* OK is never final here: it carries the steps, which must replay. *)
-let attempt_verdict ~nonce limits = function
+(* OK is final here only when the replay is off; else it carries the steps, which must
+   replay. *)
+let attempt_verdict ~nonce ~replay limits = function
   | `Timeout, _ ->
       `Final (verdict_fields "TIMEOUT" "check" (Printf.sprintf "no verdict within %gs" limits.timeout))
   | `Too_big, _ ->
@@ -206,7 +229,9 @@ let attempt_verdict ~nonce limits = function
            (Printf.sprintf "the kernel steps behind the theorem exceed %d MiB" max_steps_mb))
   | `Eof data, Unix.WEXITED 0 -> (
       match decode data with
-      | [ n; "OK"; "check"; ""; steps ] when n = nonce -> `Replay steps
+      | [ n; "OK"; "check"; ""; steps ] when n = nonce && replay -> `Replay steps
+      | [ n; "OK"; "check"; "" ] when n = nonce && not replay ->
+          `Final [ "OK"; "check"; "not replayed through the kernel (replay off)" ]
       | [ n; v; stage; msg ]
         when n = nonce
              && List.mem v [ "FAIL"; "CHEATING"; "ERROR" ]
@@ -227,7 +252,7 @@ let replay_verdict limits = function
   | `Eof _, st -> verdict_fields "ERROR" "check" ("the replay: " ^ describe_status st)
   | `Too_big, _ -> verdict_fields "ERROR" "check" "no valid reply from the replay"
 
-let check hol engine goal limits answer ~server_fd =
+let check hol engine goal limits ~replay answer ~server_fd =
   hol.prepare_replay ();
   let before = hol.axioms () in
   let nonce = fresh_nonce () in
@@ -237,22 +262,26 @@ let check hol engine goal limits answer ~server_fd =
     engine.prepare_tactic ~timeout:limits.timeout ~deadline ~memory_mb:limits.memory_mb answer
   in
   let limit = max_steps_mb * 1048576 in
-  let verdict =
+  let verdict, large =
     match prepared with
-    | `Refused no -> refused no
+    | `Refused no -> (refused no, false)
     | `Later prepared -> (
         match
-          attempt_verdict ~nonce limits
+          attempt_verdict ~nonce ~replay limits
             (confined limits ~server_fd ~deadline ~limit
-               (attempt hol prepared before goal ~nonce))
+               (attempt hol ~replay prepared before goal ~nonce))
         with
-        | `Final v -> v
+        | `Final v -> (v, false)
         | `Replay steps ->
             (* The replay is proofeval's cost, not the proof's: it gets a budget of its own. *)
             let deadline = now () +. limits.timeout in
-            replay_verdict limits
-              (confined limits ~server_fd ~deadline ~limit:65536 (replay hol goal steps)))
+            ( replay_verdict limits
+                (confined limits ~server_fd ~deadline ~limit:65536 (replay_steps hol goal steps)),
+              String.length steps > large_steps ))
   in
+  (* This process held the steps: without compacting, it would keep a heap that large,
+     and every later fork of it would start from that heap. *)
+  if large then Gc.compact ();
   verdict @ [ Printf.sprintf "%.3f" (now () -. start) ]
 
 (* ---------------------------------------------------------------------- *)
@@ -324,14 +353,15 @@ and handle srv sock request =
         if dir <> "" then Sys.chdir dir;
         srv.engine.load path
     | [ "goal"; id; text ] -> add_goal srv id text
-    | [ "check"; id; timeout; memory_mb; answer ] -> (
+    | [ "check"; id; timeout; memory_mb; answer; replay ] when List.mem replay [ "on"; "off" ] -> (
         match Hashtbl.find_opt srv.goals id with
         | None -> [ "error"; "unknown goal " ^ id ]
         | Some goal ->
             let limits =
               { timeout = float_of_string timeout; memory_mb = int_of_string memory_mb }
             in
-            "verdict" :: check srv.hol srv.engine goal limits answer ~server_fd:sock)
+            let replay = replay = "on" in
+            "verdict" :: check srv.hol srv.engine goal limits ~replay answer ~server_fd:sock)
     | [ "clone"; token ] -> clone srv sock token
     | [ "eval"; text ] -> eval_string srv text
     | [ "split"; path ] -> srv.engine.split path
