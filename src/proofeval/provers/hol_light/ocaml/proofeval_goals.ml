@@ -53,13 +53,22 @@ module Proofeval_goals = struct
   let hex = Proofeval_replay.hex
   let unhex = Proofeval_replay.unhex
 
+  (* One record: words separated by spaces, a line each. *)
+  let put out words =
+    List.iteri (fun i w -> if i > 0 then Buffer.add_char out ' '; Buffer.add_string out w) words;
+    Buffer.add_char out '\n'
+
+  let get table what s =
+    try Hashtbl.find table (Proofeval_replay.number s)
+    with Not_found -> failwith ("no earlier " ^ what ^ " " ^ s)
+
   (* ---- in the child: the goals as records ---- *)
 
   let encode (gs : sgoal list) : string =
     let out = Buffer.create 4096 and next = ref 0 in
     let tys = Hashtbl.create 64 and tms = Hashtbl.create 1024 in
     let record kind words =
-      incr next; Proofeval_replay.put out (kind :: string_of_int !next :: words); !next in
+      incr next; put out (kind :: string_of_int !next :: words); !next in
     let rec ty t =
       try Hashtbl.find tys t with Not_found ->
         let i =
@@ -85,7 +94,7 @@ module Proofeval_goals = struct
     let goal (asl, w) =
       let hyps = List.concat_map (fun (l, h) -> [ hex l; string_of_int (tm h) ]) asl in
       let wi = tm w in
-      Proofeval_replay.put out ("G" :: string_of_int (List.length asl) :: hyps @ [ string_of_int wi ]) in
+      put out ("G" :: string_of_int (List.length asl) :: hyps @ [ string_of_int wi ]) in
     List.iter goal gs;
     Buffer.contents out
 
@@ -97,7 +106,7 @@ module Proofeval_goals = struct
     let fresh table n v =
       let i = number n in
       if Hashtbl.mem table i then failwith ("record " ^ n ^ " twice") else Hashtbl.add table i v in
-    let ty = Proofeval_replay.get tys "type" and tm = Proofeval_replay.get tms "term" in
+    let ty = get tys "type" and tm = get tms "term" in
     let constants = Hashtbl.create 64 in
     let constant name y =
       try Hashtbl.find constants (name, y) with Not_found ->
