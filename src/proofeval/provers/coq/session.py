@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proofeval.errors import CheckerError, InputError
+from proofeval.files import write_text_atomically
 from proofeval.provers.coq import audit
 from proofeval.provers.sandbox import bwrap_prefix
 
@@ -134,7 +135,9 @@ class CoqSession:
             cmd = bwrap_prefix(read_only=[self.workdir]) + cmd
         findlib = self.workdir / "ocamlfind.conf"  # Coq finds its plugins with findlib
         path = f"{self._findlib}:{OCAML_LIBRARIES}"
-        findlib.write_text(f'destdir="{self.workdir}"\npath="{path}"\n')
+        # atomically: sessions of one header share the workdir, and a coqtop starting while
+        # another session rewrote the file in place read it empty (the plugin "not found")
+        write_text_atomically(findlib, f'destdir="{self.workdir}"\npath="{path}"\n')
         env = {"PATH": PATH, "HOME": "/var/tmp", "LANG": "C.UTF-8"}
         env["OCAMLFIND_CONF"] = str(findlib)
         return subprocess.Popen(
