@@ -54,6 +54,11 @@ SCHEMA = (
         prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
         gen_seconds REAL NOT NULL, verdict TEXT, stage TEXT, check_seconds REAL, message TEXT,
         feedback TEXT, PRIMARY KEY (problem_id, sample, round))""",
+    # The transcript of `run --agent`: each model turn and each tool call with its result.
+    """CREATE TABLE IF NOT EXISTS agent_steps (
+        problem_id TEXT NOT NULL, sample INTEGER NOT NULL, step INTEGER NOT NULL,
+        kind TEXT NOT NULL, body TEXT NOT NULL, seconds REAL NOT NULL,
+        PRIMARY KEY (problem_id, sample, step))""",
 )
 
 RECORD_GENERATION = "INSERT OR REPLACE INTO generations VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -349,6 +354,36 @@ class RunStore:
                 f"SELECT {ROUND_COLUMNS} FROM repair_rounds ORDER BY problem_id, sample, round"
             ).fetchall()
         return [_round(row) for row in rows]
+
+    def record_agent_step(self, problem_id: str, sample: int, kind: str, body: dict,
+                          seconds: float) -> None:  # fmt: skip
+        """Append one step (a model turn, a tool call) to a sample's agent transcript."""
+        with self._transaction() as db:
+            (step,) = db.execute(
+                "SELECT count(*) FROM agent_steps WHERE problem_id = ? AND sample = ?",
+                (problem_id, sample),
+            ).fetchone()
+            db.execute(
+                "INSERT INTO agent_steps VALUES (?, ?, ?, ?, ?, ?)",
+                (problem_id, sample, step, kind, json.dumps(body), seconds),
+            )
+
+    def forget_agent_steps(self, problem_id: str, sample: int) -> None:
+        """Drop a sample's transcript (a conversation cut short, about to start again)."""
+        with self._transaction() as db:
+            db.execute(
+                "DELETE FROM agent_steps WHERE problem_id = ? AND sample = ?", (problem_id, sample)
+            )
+
+    def agent_steps(self) -> list[tuple[str, int, int, str, dict, float]]:
+        """Every agent step: (problem id, sample, step, kind, body, seconds), in order."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM agent_steps ORDER BY problem_id, sample, step"
+            ).fetchall()
+        return [
+            (pid, s, step, kind, json.loads(body), sec) for pid, s, step, kind, body, sec in rows
+        ]
 
     def close(self) -> None:
         with self._lock:

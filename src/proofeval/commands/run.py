@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from proofeval.commands.agent_tools import add_agent_options, run_agentic
 from proofeval.commands.generate import (
     add_extraction_options,
     add_sampling_options,
@@ -14,11 +15,14 @@ from proofeval.commands.generate import (
 from proofeval.commands.options import add_checker_options, checker_settings
 from proofeval.commands.repair_judge import judge_for
 from proofeval.console import say
-from proofeval.report.rounds import format_rounds, load_rounds
+from proofeval.errors import InputError
+from proofeval.report.rounds import format_agent, format_rounds, load_rounds
 from proofeval.report.run_data import load_run
+from proofeval.report.table import write_results_csv
 from proofeval.report.terminal import format_run
 from proofeval.runs.repair import RepairOptions, run_with_repairs
 from proofeval.runs.stream import RunOptions, run_pipeline
+from proofeval.store import RunStore
 
 
 def configure(sub: argparse._SubParsersAction) -> None:
@@ -49,6 +53,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
     add_extraction_options(p)
     add_checker_options(p)
     add_repair_options(p)
+    add_agent_options(p)
     p.set_defaults(handler=run)
 
 
@@ -93,6 +98,19 @@ def run(args: argparse.Namespace) -> int:
         timeouts=args.timeouts,
         settings=checker_settings(args),
     )
+    if args.agent:
+        if args.rounds:
+            raise InputError("--agent and --rounds do not combine: an agent repairs by itself")
+        run_agentic(args, opts.sampling)
+        store = RunStore(args.out)
+        try:
+            write_results_csv(store.results(), args.out / "results.csv")
+        finally:
+            store.close()
+        print(format_run(load_run(args.out)))
+        print(format_agent(args.out))
+        say(f"results: {args.out / 'results.csv'}; transcripts: `proofeval report --json`")
+        return 0
     if args.rounds:
         repair = RepairOptions(args.rounds, opts.sampling, opts.extraction, args.repair_template)
         with judge_for(args) as (judge, warm):

@@ -142,3 +142,51 @@ def rounds_plot(rounds: list[SampleRound]) -> bytes | None:
         ax.set_ylim(0, max(rows[0].problems, 1))
         plots._style(ax)
     return plots._png(fig)
+
+
+@dataclass(frozen=True)
+class AgentSummary:
+    conversations: int
+    tool_calls: int
+    tool_errors: int
+    by_tool: dict[str, int]
+    tokens: int
+    checker_seconds: float  # of the check and submit calls
+
+
+def agent_summary(run_dir: Path) -> AgentSummary | None:
+    """What an agentic run's conversations spent (None: no agent steps in the run)."""
+    if not (run_dir / "proofeval.sqlite").is_file():
+        return None
+    store = RunStore(run_dir)
+    try:
+        steps = store.agent_steps()
+        gens = store.generations()
+    finally:
+        store.close()
+    if not steps:
+        return None
+    tools = [body for _, _, _, kind, body, _ in steps if kind == "tool"]
+    by_tool: dict[str, int] = defaultdict(int)
+    seconds = 0.0
+    for body in tools:
+        by_tool[str(body.get("name"))] += 1
+        result = body.get("result")
+        if isinstance(result, dict) and isinstance(result.get("seconds"), int | float):
+            seconds += result["seconds"]
+    errors = sum(isinstance(b.get("result"), dict) and "error" in b["result"] for b in tools)
+    conversations = len({(pid, sample) for pid, sample, *_ in steps})
+    tokens = sum(g.prompt_tokens + g.completion_tokens for g in gens)
+    return AgentSummary(conversations, len(tools), errors, dict(by_tool), tokens, seconds)
+
+
+def format_agent(run_dir: Path) -> str:
+    s = agent_summary(run_dir)
+    if s is None:
+        return "no agent conversations"
+    calls = ", ".join(f"{name} {n}" for name, n in sorted(s.by_tool.items()))
+    return (
+        f"Agent: {s.conversations} conversations, {s.tool_calls} tool calls ({calls}), "
+        f"{s.tool_errors} answered with an error; {s.tokens} tokens, "
+        f"{s.checker_seconds:.1f} checker seconds"
+    )
