@@ -7,6 +7,12 @@ the real SQLite store keeps every step; the verdict is the checker's on the subm
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +22,7 @@ from proofeval.report.rounds import agent_summary
 from proofeval.store import RunStore
 from tests.openai_stub import StubServer
 
+ROOT = Path(__file__).resolve().parents[1]
 HEADER = "Require Import Arith Lia."
 PROBLEMS = {
     "coq.add0": "Theorem add0 : forall n : nat, n + 0 = n.",
@@ -115,6 +122,9 @@ def test_agent_tools_verdicts_and_hostile_calls(agent_run: Path, stub_server: St
     assert len(loop) == 10 and "budget of 9 tool calls" in loop[-1]["error"]
     assert all("verdict" in r for r in loop[:9])
 
+    transcript = (agent_run / "agent-transcripts.jsonl").read_text().splitlines()
+    assert len(transcript) == len(steps)
+
     summary = agent_summary(agent_run)
     assert summary is not None and summary.conversations == 4
     assert summary.tool_errors >= 5 and summary.tokens > 0 and summary.checker_seconds > 0
@@ -127,3 +137,62 @@ def test_agent_run_is_not_run_again(agent_run: Path, stub_server: StubServer) ->
             stub_server.url, "--agent", "--max-tool-calls", "9"]  # fmt: skip
     assert main(args) == 0
     assert stub_server.count() == asked  # every sample has its verdict
+
+
+def test_an_agent_run_killed_mid_conversation_resumes(
+    stub_server: StubServer, tmp_path: Path
+) -> None:
+    stub_server.converse_with(agent)
+    for pid, statement in PROBLEMS.items():  # scripts name the requests, for counting
+        delays = [0.0, 600.0] if pid == "coq.le" else []  # coq.le's second turn hangs
+        stub_server.script(statement, ["unused"], delays=delays)
+    bench = tmp_path / "bench.jsonl"
+    rows = [{"id": pid, "prover": "coq", "category": "arith", "header": HEADER, "statement": s}
+            for pid, s in PROBLEMS.items()]  # fmt: skip
+    bench.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = tmp_path / "run"
+    args = ["run", str(bench), "--out", str(run), "--model", "stub", "--base-url",
+            stub_server.url, "--agent", "--max-tool-calls", "9", "--workers", "2"]  # fmt: skip
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.Popen([sys.executable, "-m", "proofeval.cli", *args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 240
+        while len(judged(run)) < 3:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert set(judged(run)) == {"coq.add0", "coq.loop", "coq.quiet"}
+    store = RunStore(run)
+    try:
+        assert any(pid == "coq.le" for pid, *_ in store.agent_steps())  # its first turn
+    finally:
+        store.close()
+    asked = {pid: stub_server.count(s) for pid, s in PROBLEMS.items()}
+
+    assert main(args) == 0
+    assert judged(run)["coq.le"] == "OK"
+    # Only the conversation cut short ran again, from its start.
+    assert {pid: stub_server.count(s) - asked[pid] for pid, s in PROBLEMS.items()} == {
+        "coq.add0": 0, "coq.le": 2, "coq.loop": 0, "coq.quiet": 0}  # fmt: skip
+    store = RunStore(run)
+    try:
+        le = [kind for pid, _, _, kind, _, _ in store.agent_steps() if pid == "coq.le"]
+    finally:
+        store.close()
+    assert le == ["model", "tool", "model", "tool"]  # the cut transcript was replaced
+
+
+def judged(run: Path) -> dict[str, str]:
+    if not (run / "proofeval.sqlite").exists():
+        return {}
+    db = sqlite3.connect(run / "proofeval.sqlite", timeout=30)
+    try:
+        return dict(db.execute("SELECT problem_id, verdict FROM verdicts").fetchall())
+    except sqlite3.OperationalError:
+        return {}
+    finally:
+        db.close()

@@ -6,6 +6,7 @@ subprocess killed mid-run resumes where it stopped."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -120,6 +121,15 @@ def test_repair_rounds_fix_failures_and_raising_r_continues(
     assert all(r.checker_seconds > 0 for r in rows)
     assert rounds_document(load_rounds(run))[2]["pass_at_k"] == {"1": 0.75}
 
+    capsys.readouterr()
+    assert main(["report", str(run), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["solved"] for r in doc["rounds"]] == [1, 2, 3]
+    assert doc["pass_at_k"] == {"1": 0.25}  # the ordinary report: round 0, no feedback
+    assert main(["report", str(run), "--html", str(tmp_path / "html")]) == 0
+    page = (tmp_path / "html" / "index.html").read_text()
+    assert "Repair rounds" in page and "problems solved against repair rounds" in page
+
 
 def test_a_run_killed_mid_round_resumes_without_asking_again(
     stub_server: StubServer, tmp_path: Path
@@ -129,15 +139,17 @@ def test_a_run_killed_mid_round_resumes_without_asking_again(
     bench, run = write_bench(tmp_path), tmp_path / "run"
     cmd = [sys.executable, "-m", "proofeval.cli", *run_args(bench, run, stub_server, 2)]
     env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
     try:
         deadline = time.monotonic() + 240
         while round_two_rows(run) < 1:  # one sample's round 2 arrived, the other hangs
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
             assert time.monotonic() < deadline, "round 2 never arrived"
             time.sleep(0.2)
-        proc.send_signal(signal.SIGKILL)
     finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the run and its coqtops
         proc.wait()
     db = sqlite3.connect(run / "proofeval.sqlite")
     query = "SELECT round, count(*), count(verdict) FROM repair_rounds GROUP BY round"

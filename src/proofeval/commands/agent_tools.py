@@ -14,7 +14,7 @@ from typing import Any
 from proofeval.commands.mcp_tools import DESCRIPTIONS, Limits, Tools, _verdict
 from proofeval.commands.options import checker_settings, positive
 from proofeval.console import say
-from proofeval.errors import InputError
+from proofeval.errors import CheckerError, InputError
 from proofeval.generate.client import SamplingSettings
 from proofeval.loaders import load_benchmark
 from proofeval.model import Outcome, Problem
@@ -97,7 +97,7 @@ class AgentToolbox:
             return {"error": f"{name}: {wrong}"}
         try:
             return fn(**arguments)
-        except InputError as exc:
+        except (InputError, CheckerError) as exc:  # a spent budget, an unknown state, ...
             return {"error": str(exc)}
 
     def submit(self, proof: str = "", state_id: str = "") -> dict:

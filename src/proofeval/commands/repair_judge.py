@@ -7,6 +7,7 @@ import argparse
 from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from proofeval.commands.options import checker_settings
@@ -17,6 +18,9 @@ from proofeval.model import Outcome, Problem, Verdict
 from proofeval.scale.api import Checker
 from proofeval.scale.states import States
 from proofeval.states import Budget, StateSession
+
+# diagnose's steps over a whole run: bounded per step (step_timeout), not in number
+RUN_BUDGET = Budget(steps=2**62, seconds=float("inf"), live=64)
 
 
 class CheckerJudge:
@@ -51,7 +55,7 @@ def judge_for(
         Checker(settings, timeout=args.timeout, read_only=directories, warm=warm, on_event=say)
         as checker,
         States(checker) as states,
-        states.session(Budget(memory_mb=args.memory_limit)) as session,
+        states.session(replace(RUN_BUDGET, memory_mb=args.memory_limit)) as session,
     ):  # fmt: skip
         shared = dict(warm or {})
         if "hol-light" not in shared and any(p.prover == "hol-light" for p in problems):

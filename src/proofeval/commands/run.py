@@ -20,6 +20,7 @@ from proofeval.report.rounds import format_agent, format_rounds, load_rounds
 from proofeval.report.run_data import load_run
 from proofeval.report.table import write_results_csv
 from proofeval.report.terminal import format_run
+from proofeval.runs.agent import TRANSCRIPTS
 from proofeval.runs.repair import RepairOptions, run_with_repairs
 from proofeval.runs.stream import RunOptions, run_pipeline
 from proofeval.store import RunStore
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             store.close()
         print(format_run(load_run(args.out)))
         print(format_agent(args.out))
-        say(f"results: {args.out / 'results.csv'}; transcripts: `proofeval report --json`")
+        say(f"results: {args.out / 'results.csv'}, transcripts: {args.out / TRANSCRIPTS}")
         return 0
     if args.rounds:
         repair = RepairOptions(args.rounds, opts.sampling, opts.extraction, args.repair_template)

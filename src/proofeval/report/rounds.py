@@ -8,8 +8,9 @@ Tokens are prompt plus completion tokens as the endpoint reported them.
 
 from __future__ import annotations
 
+import base64
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from proofeval.metrics import pass_at_k, report_ks
@@ -189,4 +190,45 @@ def format_agent(run_dir: Path) -> str:
         f"Agent: {s.conversations} conversations, {s.tool_calls} tool calls ({calls}), "
         f"{s.tool_errors} answered with an error; {s.tokens} tokens, "
         f"{s.checker_seconds:.1f} checker seconds"
+    )
+
+
+def rounds_sections(run_dir: Path) -> dict:
+    """The report JSON's additions: "rounds" (pass@k after r rounds) when the run has
+    repair rounds, "agent" (what the conversations spent) when it is agentic."""
+    doc: dict = {}
+    rounds = load_rounds(run_dir)
+    if any(s.round > 0 for s in rounds):
+        doc["rounds"] = rounds_document(rounds)
+    summary = agent_summary(run_dir)
+    if summary is not None:
+        doc["agent"] = asdict(summary)
+    return doc
+
+
+def rounds_html(run_dir: Path) -> str:
+    """The HTML report's section on repair rounds (a table and the plot), or ""."""
+    rounds = load_rounds(run_dir)
+    rows = round_rows(rounds)
+    if len(rows) < 2:
+        return ""
+    ks = list(rows[0].pass_at)
+    head = "".join(f"<th>{h}</th>" for h in ["round", "solved", *(f"pass@{k}" for k in ks),
+                                            "tokens", "checker s"])  # fmt: skip
+    body = "".join(
+        "<tr>" + "".join(f"<td>{c}</td>" for c in [r.round, f"{r.solved}/{r.problems}",
+        *(f"{100 * r.pass_at[k]:.1f}%" for k in ks), r.tokens, f"{r.checker_seconds:.1f}"])
+        + "</tr>"
+        for r in rows
+    )  # fmt: skip
+    png = rounds_plot(rounds)
+    image = ""
+    if png is not None:
+        data = base64.b64encode(png).decode("ascii")
+        image = f'<figure class="wide"><img src="data:image/png;base64,{data}" ' \
+                'alt="problems solved against repair rounds and tokens"></figure>'  # fmt: skip
+    return (
+        "<h2>Repair rounds</h2><p>After r rounds of repair (cumulative tokens and checker "
+        f'seconds).</p><table class="figures"><tr>{head}</tr>{body}</table>'
+        f'<section class="pictures">{image}</section>'
     )

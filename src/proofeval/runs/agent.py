@@ -24,6 +24,7 @@ from typing import Protocol
 
 from tqdm import tqdm
 
+from proofeval.files import write_jsonl_atomically
 from proofeval.generate.chat import ChatClient, ChatTurn, ToolCall
 from proofeval.generate.client import SamplingSettings
 from proofeval.generate.prompts import render
@@ -33,6 +34,7 @@ from proofeval.model import Attempt, Generation, Outcome, Problem, Stage, Verdic
 from proofeval.provers.registry import supported
 from proofeval.store import RunStore
 
+TRANSCRIPTS = "agent-transcripts.jsonl"
 RESULT_LIMIT = 20_000  # characters of a tool result sent back to the model
 INSTRUCTIONS = (
     "\n\nYou have tools that run the real checker: check a whole proof, start a proof state "
@@ -98,8 +100,12 @@ def run_agent(opts: AgentOptions, toolbox: Callable[[Problem], Toolbox]) -> int:
             for _ in pool.map(lambda item: conversation.run(*item), todo):
                 bar.update()
         bar.close()
+        steps = store.agent_steps()
     finally:
         store.close()
+    rows = [{"problem_id": pid, "sample": sample, "step": step, "kind": kind, "seconds": sec,
+             **body} for pid, sample, step, kind, body, sec in steps]  # fmt: skip
+    write_jsonl_atomically(opts.out / TRANSCRIPTS, rows)
     return len(todo)
 
 
