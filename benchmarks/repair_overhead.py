@@ -75,13 +75,19 @@ def answer(p: Problem, index: int, round_number: int) -> str:
     return f"```{LANG[p.prover]}\n{proof}\n```"
 
 
+def asked_about(problems: list[Problem], prompt: str) -> int | None:
+    """The index of the problem a prompt asks about: the statement that comes last (a
+    template's worked examples come before the goal)."""
+    where = {i: prompt.rfind(p.statement) for i, p in enumerate(problems)}
+    found = max(where, key=lambda i: where[i], default=None)
+    return None if found is None or where[found] < 0 else found
+
+
 def responder(problems: list[Problem]):
     def respond(prompt: str) -> str | None:
         number = max((r for r in (1, 2) if f"This was attempt {r}." in prompt), default=0)
-        for i, p in enumerate(problems):
-            if f"\n{p.statement}\n" in prompt:
-                return answer(p, i, number)
-        return None
+        i = asked_about(problems, prompt)
+        return None if i is None else answer(problems[i], i, number)
 
     return respond
 
@@ -97,7 +103,10 @@ def converser(problems: list[Problem]):
             return None  # a plain or repair prompt: the responder answers
         first = body["messages"][0]["content"]
         turn = sum(m["role"] == "assistant" for m in body["messages"])
-        p = next(p for p in problems if f"\n{p.statement}\n" in first)
+        i = asked_about(problems, first)
+        if i is None:
+            return None
+        p = problems[i]
         if turn == 0:
             return call("check", {"proof": WRONG[p.prover]})
         if turn == 1:

@@ -196,3 +196,15 @@ def judged(run: Path) -> dict[str, str]:
         return {}
     finally:
         db.close()
+
+
+def test_agent_and_rounds_do_not_combine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(json.dumps({"id": "x", "prover": "coq", "statement": PROBLEMS["coq.le"]}))
+    args = ["run", str(bench), "--out", str(tmp_path / "run"), "--model", "m", "--agent",
+            "--rounds", "2"]  # fmt: skip
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert "do not combine" in err and "Traceback" not in err

@@ -121,6 +121,10 @@ def test_repair_rounds_fix_failures_and_raising_r_continues(
     assert all(r.checker_seconds > 0 for r in rows)
     assert rounds_document(load_rounds(run))[2]["pass_at_k"] == {"1": 0.75}
 
+    lines = (run / "repairs.jsonl").read_text().splitlines()
+    exported = {(r["problem_id"], r["round"]): r["proof_status"] for r in map(json.loads, lines)}
+    assert exported == {k: v for k, v in EXPECTED_TWO_ROUNDS.items() if k[1] > 0}
+
     capsys.readouterr()
     assert main(["report", str(run), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

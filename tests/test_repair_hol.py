@@ -91,7 +91,9 @@ def agent(body: dict) -> dict:
                          ("apply_tactic", {"state_id": state, "tactic": "ARITH_TAC"}))  # fmt: skip
         return calls(("submit", {"state_id": results(body)[-1]["id"]}))
     if turn == 0:
-        return calls(("check", {"proof": "ALL_TAC"}), ("search_theorems", {"pattern": "s INTER t"}))
+        return calls(
+            ("check", {"proof": "ALL_TAC"}), ("search_theorems", {"pattern": "`s INTER t`"})
+        )
     return calls(("submit", {"proof": "SET_TAC[]"}))
 
 

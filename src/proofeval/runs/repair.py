@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, as_completed
 from dataclasses import dataclass
 from typing import Protocol
 
 from tqdm import tqdm
 
+from proofeval.files import write_jsonl_atomically
 from proofeval.generate.client import Generator, SamplingSettings
 from proofeval.generate.repair import Previous, render_repair
 from proofeval.loaders import load_benchmark
@@ -29,7 +30,9 @@ from proofeval.runs.stream import RunOptions, run_pipeline
 from proofeval.store import Round, RunStore
 from proofeval.timeouts import load_policy
 
+REPAIRS_FILE = "repairs.jsonl"  # every repair round, for reading outside proofeval
 Key = tuple[str, int]  # (problem id, sample)
+TimeoutOf = Callable[[Problem], float]
 
 
 class Judge(Protocol):
@@ -66,7 +69,7 @@ def run_repairs(
     opts: RepairOptions,
     store: RunStore,
     problems: dict[str, Problem],
-    timeout_of,
+    timeout_of: TimeoutOf,
     judge: Judge,
 ) -> int:
     """Run rounds 1..R over the store's samples; how many rounds were generated."""
@@ -173,7 +176,7 @@ def _generate(
 def _check(
     store: RunStore,
     problems: dict[str, Problem],
-    timeout_of,
+    timeout_of: TimeoutOf,
     judge: Judge,
     rows: Sequence[Round],
 ) -> None:
@@ -204,6 +207,19 @@ def run_with_repairs(
     )
     store = RunStore(run_opts.out)
     try:
-        return run_repairs(opts, store, problems, policy.for_problem, judge)
+        generated = run_repairs(opts, store, problems, policy.for_problem, judge)
+        rounds = store.rounds()
     finally:
         store.close()
+    write_jsonl_atomically(run_opts.out / REPAIRS_FILE, [_row(r) for r in rounds])
+    return generated
+
+
+def _row(r: Round) -> dict:
+    o = r.outcome
+    return {"problem_id": r.problem_id, "sample": r.sample, "round": r.round,
+            "output": r.generation.output, "answer": r.proof,
+            "proof_status": None if o is None else o.verdict.value,
+            "message": None if o is None else o.message, "feedback": r.feedback,
+            "prompt_tokens": r.generation.prompt_tokens,
+            "completion_tokens": r.generation.completion_tokens}  # fmt: skip
