@@ -31,7 +31,7 @@ from proofeval.commands.mcp_tools import Limits
 from proofeval.commands.repair_judge import CheckerJudge
 from proofeval.generate.client import SamplingSettings
 from proofeval.loaders import load_benchmark
-from proofeval.model import Problem
+from proofeval.model import Outcome, Problem
 from proofeval.provers.interface import CheckSettings
 from proofeval.report.rounds import format_rounds, load_rounds
 from proofeval.runs.agent import AgentBudget, AgentOptions, run_agent
@@ -118,6 +118,11 @@ def converser(problems: list[Problem]):
     return converse
 
 
+class NoFeedback(CheckerJudge):
+    def explain(self, problem: Problem, proof: str, outcome: Outcome) -> dict | None:
+        return None
+
+
 def measure(label: str, work) -> tuple[float, float]:
     wall, used = time.perf_counter(), cpu()
     work()
@@ -130,6 +135,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--native", default="auto", choices=("auto", "on", "off"))
     parser.add_argument("--provers", default="hol-light,coq")
+    parser.add_argument(
+        "--no-feedback",
+        action="store_true",
+        help="repair prompts without the states' feedback (verdict and message only), to "
+        "tell the feedback's cost from the round's",
+    )
     args = parser.parse_args()
     provers = set(args.provers.split(","))
     tmp = Path(tempfile.mkdtemp(prefix="repair-bench-"))
@@ -156,7 +167,11 @@ def main() -> None:
         def repair() -> None:
             opts = RunOptions(bench, tmp / "repair", sampling, settings=settings)
             with states.session(Budget()) as session:
-                judge = CheckerJudge(checker, session)
+                judge = (
+                    NoFeedback(checker, session)
+                    if args.no_feedback
+                    else CheckerJudge(checker, session)
+                )
                 run_with_repairs(opts, RepairOptions(2, sampling), judge, warm)
 
         def agent() -> None:
