@@ -81,6 +81,7 @@ class StubServer:
         self.default_answer = default_answer
         self.requests: list[StubRequest] = []
         self.responder: Callable[[str], str | None] | None = None
+        self.converser: Callable[[dict], dict | None] | None = None
         self._scripts: dict[str, Script] = {}
         self._lock = threading.Lock()
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -113,6 +114,13 @@ class StubServer:
         request (a module, a stage)."""
         with self._lock:
             self.responder = responder
+
+    def converse_with(self, converser: Callable[[dict], dict | None]) -> None:
+        """Answer each chat request with converser(body): the assistant message (content,
+        tool_calls) from the whole request (its messages, its tools); None falls back to
+        the scripts. For agents that call tools."""
+        with self._lock:
+            self.converser = converser
 
     def script_problem(self, problem: Problem, answers: Sequence[str], **kwargs) -> None:
         """Script by the problem's statement, which every built-in template shows."""
@@ -166,6 +174,10 @@ class StubServer:
         if script and script.failures:
             status = script.failures.pop(0)
             return status, _error(f"scripted failure {status}", "scripted"), delay
+        if self.converser is not None and path.endswith("/chat/completions"):
+            message = self.converser(body)
+            if message is not None:
+                return 200, _completion(path, body, prompt, [message]), delay
         count = 1 if self.ignore_n else n
         texts = [self._next_answer(script, prompt) for _ in range(count)]
         raw = next((t.body for t in texts if isinstance(t, Raw)), None)
@@ -198,16 +210,23 @@ def _error(message: str, kind: str) -> dict:
 _ids = itertools.count()
 
 
-def _completion(path: str, body: dict, prompt: str, texts: list[str]) -> dict:
+def _completion(path: str, body: dict, prompt: str, texts: list[str] | list[dict]) -> dict:
+    """A completion of `texts` (a dict is a whole assistant message: content, tool_calls)."""
     chat = path.endswith("/chat/completions")
     choices = [
-        {"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
+        {
+            "index": i,
+            "message": t if isinstance(t, dict) else {"role": "assistant", "content": t},
+            "finish_reason": "stop",
+        }
         if chat
         else {"index": i, "text": t, "finish_reason": "stop", "logprobs": None}
         for i, t in enumerate(texts)
     ]
     prompt_tokens = len(prompt.split())
-    completion_tokens = sum(len(t.split()) for t in texts)
+    completion_tokens = sum(
+        len((t if isinstance(t, str) else json.dumps(t)).split()) for t in texts
+    )
     return {
         "id": f"stub-{next(_ids)}",
         "object": "chat.completion" if chat else "text_completion",

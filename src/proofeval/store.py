@@ -46,6 +46,19 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS feedback (
         problem_id TEXT NOT NULL, idx INTEGER NOT NULL, proof_sha TEXT NOT NULL,
         feedback TEXT NOT NULL, PRIMARY KEY (problem_id, idx, proof_sha))""",
+    # The repair rounds (>= 1) of `run --rounds`: round 0 is the ordinary attempt of the
+    # sample (the tables above). The verdict columns are NULL until the round is checked.
+    """CREATE TABLE IF NOT EXISTS repair_rounds (
+        problem_id TEXT NOT NULL, sample INTEGER NOT NULL, round INTEGER NOT NULL,
+        prompt TEXT NOT NULL, output TEXT NOT NULL, proof TEXT NOT NULL, model TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+        gen_seconds REAL NOT NULL, verdict TEXT, stage TEXT, check_seconds REAL, message TEXT,
+        feedback TEXT, PRIMARY KEY (problem_id, sample, round))""",
+    # The transcript of `run --agent`: each model turn and each tool call with its result.
+    """CREATE TABLE IF NOT EXISTS agent_steps (
+        problem_id TEXT NOT NULL, sample INTEGER NOT NULL, step INTEGER NOT NULL,
+        kind TEXT NOT NULL, body TEXT NOT NULL, seconds REAL NOT NULL,
+        PRIMARY KEY (problem_id, sample, step))""",
 )
 
 RECORD_GENERATION = "INSERT OR REPLACE INTO generations VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -106,6 +119,26 @@ class ResultRow:
     stage: Stage | None
     seconds: float | None
     message: str
+
+
+@dataclass(frozen=True)
+class Round:
+    """One repair round of one sample: its completion, proof, and verdict (None: not
+    checked yet) with the feedback kept for the next round."""
+
+    problem_id: str
+    sample: int
+    round: int
+    generation: Generation
+    proof: str
+    outcome: Outcome | None = None
+    feedback: dict | None = None
+
+
+ROUND_COLUMNS = (
+    "problem_id, sample, round, prompt, output, proof, model, prompt_tokens, "
+    "completion_tokens, gen_seconds, verdict, stage, check_seconds, message, feedback"
+)
 
 
 def proof_sha(attempt: Attempt) -> str:
@@ -276,9 +309,97 @@ class RunStore:
             rows = self._db.execute(ATTEMPTS).fetchall()
         return [Attempt(*row) for row in rows]
 
+    def record_round(self, r: Round) -> None:
+        """Store a repair round's completion and proof (unchecked), committed at once."""
+        g = r.generation
+        row = (r.problem_id, r.sample, r.round, g.prompt, g.output, r.proof, g.model,
+               g.prompt_tokens, g.completion_tokens, g.seconds)  # fmt: skip
+        with self._transaction() as db:
+            db.execute(
+                f"INSERT OR REPLACE INTO repair_rounds ({ROUND_COLUMNS}) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL)",
+                row,
+            )
+
+    def record_round_outcome(self, r: Round, outcome: Outcome) -> None:
+        o = outcome
+        row = (
+            o.verdict.value,
+            o.stage.value,
+            o.seconds,
+            o.message,
+            r.problem_id,
+            r.sample,
+            r.round,
+        )
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE repair_rounds SET verdict = ?, stage = ?, check_seconds = ?, "
+                "message = ? WHERE problem_id = ? AND sample = ? AND round = ?",
+                row,
+            )
+
+    def record_round_feedback(self, r: Round, feedback: dict) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE repair_rounds SET feedback = ? "
+                "WHERE problem_id = ? AND sample = ? AND round = ?",
+                (json.dumps(feedback), r.problem_id, r.sample, r.round),
+            )
+
+    def rounds(self) -> list[Round]:
+        """Every repair round, by problem, sample and round."""
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {ROUND_COLUMNS} FROM repair_rounds ORDER BY problem_id, sample, round"
+            ).fetchall()
+        return [_round(row) for row in rows]
+
+    def record_agent_step(self, problem_id: str, sample: int, kind: str, body: dict,
+                          seconds: float) -> None:  # fmt: skip
+        """Append one step (a model turn, a tool call) to a sample's agent transcript."""
+        with self._transaction() as db:
+            (step,) = db.execute(
+                "SELECT count(*) FROM agent_steps WHERE problem_id = ? AND sample = ?",
+                (problem_id, sample),
+            ).fetchone()
+            db.execute(
+                "INSERT INTO agent_steps VALUES (?, ?, ?, ?, ?, ?)",
+                (problem_id, sample, step, kind, json.dumps(body), seconds),
+            )
+
+    def forget_agent_steps(self, problem_id: str, sample: int) -> None:
+        """Drop a sample's transcript (a conversation cut short, about to start again)."""
+        with self._transaction() as db:
+            db.execute(
+                "DELETE FROM agent_steps WHERE problem_id = ? AND sample = ?", (problem_id, sample)
+            )
+
+    def agent_steps(self) -> list[tuple[str, int, int, str, dict, float]]:
+        """Every agent step: (problem id, sample, step, kind, body, seconds), in order."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM agent_steps ORDER BY problem_id, sample, step"
+            ).fetchall()
+        return [
+            (pid, s, step, kind, json.loads(body), sec) for pid, s, step, kind, body, sec in rows
+        ]
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _round(row: tuple) -> Round:
+    pid, sample, number, prompt, output, proof, model, pt, ct, gs = row[:10]
+    verdict, stage, seconds, message, feedback = row[10:]
+    outcome = None
+    if verdict is not None:
+        outcome = Outcome(Verdict(verdict), Stage(stage), seconds, message)
+    gen = Generation(pid, sample, prompt, output, model, pt, ct, gs)
+    return Round(
+        pid, sample, number, gen, proof, outcome, json.loads(feedback) if feedback else None
+    )
 
 
 def _result_row(row: tuple) -> ResultRow:

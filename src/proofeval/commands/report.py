@@ -12,6 +12,7 @@ from proofeval.files import write_text_atomically
 from proofeval.grading.store import is_grading_run
 from proofeval.report.category_csv import write_category_csv
 from proofeval.report.json_report import comparison_document, dumps, run_document
+from proofeval.report.rounds import agent_summary, format_agent, format_rounds, load_rounds
 from proofeval.report.run_data import load_run
 from proofeval.report.terminal import format_comparison, format_run
 
@@ -78,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
             say(f"wrote {args.json}")
     if args.json != STDOUT:
         print(format_run(runs[0]) if len(runs) == 1 else format_comparison(*runs))
+        if len(runs) == 1:
+            print_rounds(args.run)
     if args.csv is not None:
         write_category_csv(runs, args.csv)
         say(f"wrote {args.csv}")
@@ -87,6 +90,14 @@ def run(args: argparse.Namespace) -> int:
 
         say(f"wrote {write_html(runs, args.html)}")
     return 0
+
+
+def print_rounds(run_dir: Path) -> None:
+    """The per-round table of a repair run, the agent's spending of an agentic one."""
+    if any(s.round > 0 for s in load_rounds(run_dir)):
+        print(format_rounds(load_rounds(run_dir)))
+    if agent_summary(run_dir) is not None:
+        print(format_agent(run_dir))
 
 
 def report_grading(args: argparse.Namespace) -> int:

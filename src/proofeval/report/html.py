@@ -17,6 +17,7 @@ from proofeval.files import write_text_atomically
 from proofeval.metrics import RunMetrics
 from proofeval.model import Attempt, Generation, Problem, Verdict
 from proofeval.report import plots
+from proofeval.report.rounds import rounds_html
 from proofeval.report.run_data import RunData
 from proofeval.report.table import HEADER, category_table
 from proofeval.report.terminal import comparison_lines, pass_columns, percent, summary_lines
@@ -134,6 +135,7 @@ def render(runs: Sequence[RunData]) -> str:
         *(_run_line(label, run, len(runs)) for label, run in labelled),
         *(_cards(label, run.metrics, len(runs)) for label, run in labelled),
         *_tables(labelled),
+        *(rounds_html(run.path) for _, run in labelled[:1] if len(runs) == 1),
         _pictures(labelled),
         "<h2>Problems</h2>",
         _problems(labelled),

@@ -36,6 +36,7 @@ from dataclasses import asdict
 from typing import Any
 
 from proofeval.metrics import Breakdown, Estimate
+from proofeval.report.rounds import rounds_sections
 from proofeval.report.run_data import RunData
 
 FORMAT = "proofeval-report/1"
@@ -72,6 +73,7 @@ def run_document(run: RunData) -> dict[str, Any]:
         "ks": list(m.ks),
         "categories": {name: breakdown_document(row) for name, row in m.categories.items()},
         "generation": None if m.generation is None else _generation(m.generation),
+        **rounds_sections(run.path),
     }
 
 

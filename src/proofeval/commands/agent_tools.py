@@ -1,0 +1,176 @@
+"""The checker as function-calling tools for `run --agent`: the MCP server's own tools
+(commands/mcp_tools.py: check, start_state, apply_tactic, search_theorems), bound to one
+problem, with their descriptions and signatures as OpenAI `tools`; and a submit that ends
+the conversation with the ordinary checker's verdict (kept by runs/agent.py)."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from proofeval.commands.mcp_tools import DESCRIPTIONS, Limits, Tools, _verdict
+from proofeval.commands.options import checker_settings, positive
+from proofeval.console import say
+from proofeval.errors import CheckerError, InputError
+from proofeval.generate.client import SamplingSettings
+from proofeval.loaders import load_benchmark
+from proofeval.model import Outcome, Problem
+from proofeval.runs.agent import AgentBudget, AgentOptions, run_agent
+from proofeval.scale.api import Checker
+from proofeval.scale.states import States
+from proofeval.states import Budget, StateSession
+
+AGENT_TOOLS = ("check", "start_state", "apply_tactic", "search_theorems", "submit")
+JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
+PYTHON_TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
+
+
+def tool_specs() -> list[dict]:
+    """OpenAI `tools` for AGENT_TOOLS, from the MCP tools' signatures (problem_id is
+    implicit: a conversation is about one problem)."""
+    return [_spec(name, getattr(Tools, name)) for name in AGENT_TOOLS]
+
+
+def _spec(name: str, fn: Callable[..., Any]) -> dict:
+    properties, required = {}, []
+    for param in list(inspect.signature(fn).parameters.values())[1:]:
+        if param.name == "problem_id":
+            continue
+        properties[param.name] = {"type": JSON_TYPES.get(str(param.annotation), "string")}
+        if param.default is inspect.Parameter.empty:
+            required.append(param.name)
+    parameters = {"type": "object", "properties": properties, "required": required}
+    function = {"name": name, "description": DESCRIPTIONS[name], "parameters": parameters}
+    return {"type": "function", "function": function}
+
+
+SPECS = tool_specs()
+PROPERTIES = {s["function"]["name"]: s["function"]["parameters"]["properties"] for s in SPECS}
+
+
+def _wrong_type(name: str, arguments: dict) -> str:
+    """Which argument has a JSON type other than its tool's schema says ("" if none)."""
+    for key, value in arguments.items():
+        want = PROPERTIES[name].get(key, {}).get("type")
+        if want is None:
+            continue
+        ok = isinstance(value, PYTHON_TYPES[want])
+        if not ok or (want != "boolean" and isinstance(value, bool)):
+            return f"argument {key!r} must be a {want}"
+    return ""
+
+
+class AgentToolbox:
+    """runs.agent.Toolbox for one conversation: its own state session (budgeted)."""
+
+    def __init__(
+        self, problem: Problem, checker: Checker, session: StateSession, run_dir: Path,
+        limits: Limits,
+    ) -> None:  # fmt: skip
+        self.problem = problem
+        self.session = session
+        self.tools = Tools([problem], checker, session, run_dir, limits)
+        self._submitted: tuple[str, Outcome] | None = None
+
+    def specs(self) -> list[dict]:
+        return SPECS
+
+    @property
+    def submitted(self) -> tuple[str, Outcome] | None:
+        return self._submitted
+
+    def call(self, name: str, arguments: dict) -> dict:
+        if name not in AGENT_TOOLS:
+            return {"error": f"no tool {name[:100]!r}; the tools: {', '.join(AGENT_TOOLS)}"}
+        fn = self.submit if name == "submit" else getattr(self.tools, name)
+        if name in ("check", "start_state", "search_theorems"):
+            arguments = arguments | {"problem_id": self.problem.id}
+        try:
+            inspect.signature(fn).bind(**arguments)
+        except TypeError as exc:
+            return {"error": f"{name}: {exc}"}
+        wrong = _wrong_type(name, arguments)
+        if wrong:
+            return {"error": f"{name}: {wrong}"}
+        try:
+            return fn(**arguments)
+        except (InputError, CheckerError) as exc:  # a spent budget, an unknown state, ...
+            return {"error": str(exc)}
+
+    def submit(self, proof: str = "", state_id: str = "") -> dict:
+        """The final answer, checked by the ordinary checker (as the MCP submit does)."""
+        p, tools = self.problem, self.tools
+        tools._count_check()
+        if state_id:
+            if self.session.state(state_id).problem_id != p.id:
+                raise InputError(f"state {state_id!r} is not a state of {p.id!r}")
+            finished = self.session.finish(state_id, tools._timeout(p))
+            proof, outcome, feedback = finished.proof, finished.outcome, finished.feedback
+        else:
+            [outcome] = tools.checker.check([(p, tools._text("proof", proof))], tools._timeout(p))
+            feedback = tools._feedback(p, proof, outcome)
+        self._submitted = (proof, outcome)
+        return _verdict(outcome, feedback) | {"proof": proof}
+
+    def close(self) -> None:
+        self.tools.close()
+        self.session.close()
+
+
+def add_agent_options(p) -> None:
+    g = p.add_argument_group("agentic runs")
+    g.add_argument(
+        "--agent",
+        action="store_true",
+        help="give the model the checker as tools (check, start_state, apply_tactic, "
+        "search_theorems, submit) through the endpoint's function calling; the verdict is "
+        "the checker's on what it submits",
+    )
+    g.add_argument(
+        "--max-tool-calls",
+        type=positive(int),
+        default=40,
+        metavar="N",
+        help="tool calls per problem and sample (default %(default)s)",
+    )
+    g.add_argument(
+        "--max-agent-tokens",
+        type=positive(int),
+        default=200_000,
+        metavar="N",
+        help="prompt plus completion tokens per problem and sample (default %(default)s)",
+    )
+    g.add_argument(
+        "--agent-seconds",
+        type=positive(float),
+        default=900.0,
+        metavar="S",
+        help="wall time per problem and sample (default %(default)s)",
+    )
+
+
+def run_agentic(
+    args: argparse.Namespace, sampling: SamplingSettings, warm: dict[str, object] | None = None
+) -> int:
+    """`run --agent`: one conversation per problem and sample without a verdict."""
+    problems = load_benchmark(args.problems).problems
+    directories = {Path(p.directory) for p in problems if p.directory}
+    budget = AgentBudget(args.max_tool_calls, args.max_agent_tokens, args.agent_seconds)
+    states_budget = Budget(memory_mb=args.memory_limit)
+    limits = Limits(checks=args.max_tool_calls, timeout=args.timeout, budget=states_budget)
+    opts = AgentOptions(args.problems, args.out, sampling, budget, args.template)
+    settings = checker_settings(args)
+    with (
+        Checker(settings, timeout=args.timeout, read_only=directories, warm=warm, on_event=say)
+        as checker,
+        States(checker) as states,
+    ):  # fmt: skip
+
+        def toolbox(problem: Problem) -> AgentToolbox:
+            session = states.session(states_budget)
+            return AgentToolbox(problem, checker, session, args.out, limits)
+
+        return run_agent(opts, toolbox)
