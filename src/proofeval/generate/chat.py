@@ -18,7 +18,7 @@ from typing import Any
 import openai
 
 from proofeval.generate.client import NO_KEY, GenerationError, SamplingSettings
-from proofeval.generate.reply import MalformedReply, _json, _kind, _usage
+from proofeval.generate.reply import MalformedReply, json_body, reply_kind, usage_of
 
 TEXT_LIMIT = 100_000  # characters of any one text of a reply that are kept
 
@@ -84,20 +84,20 @@ class ChatClient:
 
 
 def parse_turn(body: bytes, seconds: float) -> ChatTurn:
-    doc = _json(body)
+    doc = json_body(body)
     if not isinstance(doc, dict) or not isinstance(doc.get("choices"), list) or not doc["choices"]:
         raise MalformedReply("the reply has no choices")
     choice = doc["choices"][0]
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
-        raise MalformedReply(f"the choice's message is {_kind(message)}")
+        raise MalformedReply(f"the choice's message is {reply_kind(message)}")
     content = message.get("content") or ""
     if not isinstance(content, str):
-        raise MalformedReply(f"the message's content is {_kind(content)}, not a string")
+        raise MalformedReply(f"the message's content is {reply_kind(content)}, not a string")
     calls = message.get("tool_calls") or []
     if not isinstance(calls, list):
-        raise MalformedReply(f'"tool_calls" is {_kind(calls)}, not a list')
-    prompt_tokens, completion_tokens = _usage(doc.get("usage"))
+        raise MalformedReply(f'"tool_calls" is {reply_kind(calls)}, not a list')
+    prompt_tokens, completion_tokens = usage_of(doc.get("usage"))
     return ChatTurn(
         content[:TEXT_LIMIT], [_call(c) for c in calls], prompt_tokens, completion_tokens, seconds
     )

@@ -28,22 +28,22 @@ class Reply:
 
 
 def parse_reply(body: bytes, style: Style) -> Reply:
-    doc = _json(body)
+    doc = json_body(body)
     if not isinstance(doc, dict):
-        raise MalformedReply(f"the reply is {_kind(doc)}, not a JSON object")
+        raise MalformedReply(f"the reply is {reply_kind(doc)}, not a JSON object")
     if "choices" not in doc:
         raise MalformedReply('the reply has no "choices"')
     choices = doc["choices"]
     if not isinstance(choices, list):
-        raise MalformedReply(f'"choices" is {_kind(choices)}, not a list')
+        raise MalformedReply(f'"choices" is {reply_kind(choices)}, not a list')
     if not choices:
         raise MalformedReply("no choices returned")
     indexed = sorted((_index(c), _text(c, style)) for c in choices)
-    prompt_tokens, completion_tokens = _usage(doc.get("usage"))
+    prompt_tokens, completion_tokens = usage_of(doc.get("usage"))
     return Reply([text for _, text in indexed], prompt_tokens, completion_tokens)
 
 
-def _json(body: bytes) -> Any:
+def json_body(body: bytes) -> Any:
     try:
         return json.loads(body)
     except RecursionError:
@@ -52,7 +52,7 @@ def _json(body: bytes) -> Any:
         raise MalformedReply("the reply is not JSON") from None
 
 
-def _kind(value: Any) -> str:
+def reply_kind(value: Any) -> str:
     names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
     if value is None:
         return "null"
@@ -61,12 +61,12 @@ def _kind(value: Any) -> str:
 
 def _index(choice: Any) -> int:
     if not isinstance(choice, dict):
-        raise MalformedReply(f"a choice is {_kind(choice)}, not an object")
+        raise MalformedReply(f"a choice is {reply_kind(choice)}, not an object")
     index = choice.get("index")
     if index is None:
         return 0
     if not _is_int(index):
-        raise MalformedReply(f'a choice\'s "index" is {_kind(index)}, not a number')
+        raise MalformedReply(f'a choice\'s "index" is {reply_kind(index)}, not a number')
     return index
 
 
@@ -76,7 +76,7 @@ def _text(choice: dict, style: Style) -> str:
             raise MalformedReply('a choice has no "message"')
         message = choice["message"]
         if not isinstance(message, dict):
-            raise MalformedReply(f'a choice\'s "message" is {_kind(message)}, not an object')
+            raise MalformedReply(f'a choice\'s "message" is {reply_kind(message)}, not an object')
         return _string(message.get("content"), "content")
     return _string(choice.get("text"), "text")
 
@@ -86,7 +86,7 @@ def _string(value: Any, name: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise MalformedReply(f'"{name}" is {_kind(value)}, not a string')
+        raise MalformedReply(f'"{name}" is {reply_kind(value)}, not a string')
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:  # JSON's \ud800 escapes decode to what no store can hold
@@ -94,12 +94,12 @@ def _string(value: Any, name: str) -> str:
     return value
 
 
-def _usage(usage: Any) -> tuple[int, int]:
+def usage_of(usage: Any) -> tuple[int, int]:
     """(prompt, completion) tokens; a reply without usage counts none."""
     if usage is None:
         return 0, 0
     if not isinstance(usage, dict):
-        raise MalformedReply(f'"usage" is {_kind(usage)}, not an object')
+        raise MalformedReply(f'"usage" is {reply_kind(usage)}, not an object')
     return _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
 
 
@@ -108,7 +108,7 @@ def _count(usage: dict, name: str) -> int:
         return 0
     value = usage[name]
     if not _is_int(value) or not 0 <= value < MAX_TOKENS:
-        raise MalformedReply(f'"usage.{name}" is {_kind(value)}, not a token count')
+        raise MalformedReply(f'"usage.{name}" is {reply_kind(value)}, not a token count')
     return value
 
 

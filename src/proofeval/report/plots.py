@@ -45,19 +45,19 @@ def _styled(draw: Callable[..., bytes | None]) -> Callable[..., bytes | None]:
     return styled
 
 
-def _figure(width: float, height: float) -> Figure:
+def figure(width: float, height: float) -> Figure:
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
 
-def _png(fig: Figure) -> bytes:
+def png_bytes(fig: Figure) -> bytes:
     out = io.BytesIO()
     fig.savefig(out, format="png", dpi=DPI, metadata={"Software": None})
     return out.getvalue()
 
 
-def _style(ax) -> None:
+def style_axes(ax) -> None:
     ax.spines[["top", "right"]].set_visible(False)
     ax.grid(True, color="#e5e7eb", linewidth=0.8)
     ax.set_axisbelow(True)
@@ -69,7 +69,7 @@ def pass_at_k_curve(runs: Runs) -> bytes | None:
     ks = sorted({k for _, m in runs for k in m.ks})
     if not ks:
         return None
-    fig = _figure(6.0, 3.8)
+    fig = figure(6.0, 3.8)
     ax = fig.add_subplot()
     for i, (label, m) in enumerate(runs):
         xs = list(m.ks)
@@ -87,9 +87,9 @@ def pass_at_k_curve(runs: Runs) -> bytes | None:
     ax.set_xlabel("k (attempts per problem)")
     ax.set_ylabel("pass@k")
     ax.set_title("pass@k", loc="left", fontweight="bold")
-    _style(ax)
+    style_axes(ax)
     ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def _category_curves(ax, m: RunMetrics) -> None:
@@ -106,7 +106,7 @@ def category_bars(runs: Runs) -> bytes | None:
     names = sorted({name for _, m in runs for name in m.categories})
     if not names or all(m.overall.pass_at_1 is None for _, m in runs):
         return None
-    fig = _figure(6.0, 1.3 + 0.5 * len(names) * len(runs))
+    fig = figure(6.0, 1.3 + 0.5 * len(names) * len(runs))
     ax = fig.add_subplot()
     height = 0.8 / len(runs)
     for i, (label, m) in enumerate(runs):
@@ -134,11 +134,11 @@ def category_bars(runs: Runs) -> bytes | None:
     ax.xaxis.set_major_formatter(PercentFormatter())
     ax.set_xlabel("pass@1 (avg of n), bars: ± standard error")
     ax.set_title("pass@1 by category", loc="left", fontweight="bold")
-    _style(ax)
+    style_axes(ax)
     ax.grid(False, axis="y")
     if len(runs) > 1:
         ax.legend(frameon=False, loc="lower right")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 @_styled
@@ -150,7 +150,7 @@ def verdict_bars(m: RunMetrics, label: str = "") -> bytes | None:
     rows = {name: row for name, row in rows.items() if row.attempts}
     if not rows:
         return None
-    fig = _figure(12.8, 1.3 + 0.42 * len(rows))
+    fig = figure(12.8, 1.3 + 0.42 * len(rows))
     ax = fig.add_subplot()
     names = list(rows)
     left = [0.0] * len(names)
@@ -169,7 +169,7 @@ def verdict_bars(m: RunMetrics, label: str = "") -> bytes | None:
     ax.set_title(title, loc="left", fontweight="bold")
     ax.spines[["top", "right"]].set_visible(False)
     ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _png(fig)
+    return png_bytes(fig)
 
 
 @_styled
@@ -183,7 +183,7 @@ def precision_recall(curves: dict[str, Sequence[tuple[int, float | None, float |
     shown = {name: points for name, points in shown.items() if points}
     if not shown:
         return None
-    fig = _figure(6.0, 4.2)
+    fig = figure(6.0, 4.2)
     ax = fig.add_subplot()
     for i, (name, points) in enumerate(shown.items()):
         colour = CATEGORY_COLOURS[i % len(CATEGORY_COLOURS)]
@@ -199,6 +199,6 @@ def precision_recall(curves: dict[str, Sequence[tuple[int, float | None, float |
     ax.set_xlabel("recall (errors found)")
     ax.set_ylabel("precision")
     ax.set_title("error finding over k runs", loc="left", fontweight="bold")
-    _style(ax)
+    style_axes(ax)
     ax.legend(frameon=False, loc="lower left")
-    return _png(fig)
+    return png_bytes(fig)

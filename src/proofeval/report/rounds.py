@@ -130,7 +130,7 @@ def rounds_plot(rounds: list[SampleRound]) -> bytes | None:
         return None
     from proofeval.report import plots
 
-    fig = plots._figure(10, 3.6)
+    fig = plots.figure(10, 3.6)
     left, right = fig.subplots(1, 2)
     solved = [r.solved for r in rows]
     left.plot([r.round for r in rows], solved, marker="o", color=plots.RUN_COLOURS[0])
@@ -141,8 +141,8 @@ def rounds_plot(rounds: list[SampleRound]) -> bytes | None:
     for ax in (left, right):
         ax.set_ylabel("problems solved")
         ax.set_ylim(0, max(rows[0].problems, 1))
-        plots._style(ax)
-    return plots._png(fig)
+        plots.style_axes(ax)
+    return plots.png_bytes(fig)
 
 
 @dataclass(frozen=True)
