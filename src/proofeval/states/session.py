@@ -47,7 +47,7 @@ class UnknownState(InputError):
 @dataclass(frozen=True)
 class Budget:
     """What one session may spend: `steps` tactics applied (and searches), `seconds` of
-    their CPU time (HOL Light; wall clock on Coq; a step that times out is charged its
+    their CPU time (the prover processes'; a step that times out is charged its
     whole limit), `live` states held at once;
     `step_timeout`: the wall clock of one step; `memory_mb`: its memory."""
 
