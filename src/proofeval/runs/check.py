@@ -29,7 +29,7 @@ from proofeval.report.feedback_jsonl import FEEDBACK_FILE, write_feedback_jsonl
 from proofeval.report.official_csv import write_official_csv
 from proofeval.report.table import category_table, format_table, write_results_csv
 from proofeval.report.terminal import unevaluated_line
-from proofeval.states.explain import explain_failures
+from proofeval.states.explain import explain_failures, unexplained
 from proofeval.store import ResultRow, RunStore
 from proofeval.timeouts import TimeoutPolicy, load_policy
 
@@ -145,8 +145,10 @@ def checked(
         jobs = _jobs(opts, problems, store.pending(attempts))
         if len(jobs) < len(attempts):
             say(f"{len(attempts) - len(jobs)} of {len(attempts)} attempts already checked")
-        if opts.feedback:
-            warm = _shared(opts, [problems[a.problem_id] for a in attempts], warm, started)
+        if opts.feedback:  # HOL Light's core is started only if a check or a FAIL needs it
+            failed = [problems[a.problem_id] for a in unexplained(store, problems)]
+            needed = [j.problem for j in jobs] + failed
+            warm = _shared(opts, needed, list(problems.values()), warm, started)
         check_jobs(jobs, store, opts.settings, warm, opts.remote)
         if opts.feedback:
             _explain(opts, store, problems, warm or {})
@@ -165,16 +167,18 @@ def checked(
 
 def _shared(
     opts: CheckOptions,
+    needed: list[Problem],
     problems: list[Problem],
     warm: dict[str, object] | None,
     started: list[Warm],
 ) -> dict[str, object]:
-    """`warm` with the shared process of each prover of `problems` that has one, started
+    """`warm` with the shared process of each prover of `needed` that has one, started
     here when not given, so the checkers and then the feedback's proof states use the
-    same one (HOL Light's core is loaded once). Started ones are added to `started`."""
+    same one (HOL Light's core is loaded once); it reads the directories of `problems`.
+    Started ones are added to `started`."""
     shared = dict(warm or {})
     directories = {Path(p.directory) for p in problems if p.directory}
-    for prover in sorted({p.prover for p in problems} & set(WARM_STARTERS) - set(shared)):
+    for prover in sorted({p.prover for p in needed} & set(WARM_STARTERS) - set(shared)):
         say(f"starting {prover} (checking, then feedback on its FAILs)")
         process = start_warm(prover, opts.settings, directories)
         if process is not None:
