@@ -4,6 +4,12 @@ limits, budgets, and no reach into another session's states. Real coqtop."""
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
 import pytest
 
 from proofeval.api import Checker, problem
@@ -127,6 +133,47 @@ def test_budgets_are_enforced(states: States, p) -> None:
         assert session.apply(root, SPIN).outcome.verdict is Verdict.TIMEOUT  # 1 s, not 5
         with pytest.raises(BudgetExceeded, match="seconds"):
             session.apply(root, "intros n.")
+
+
+def coqtops() -> list[int]:
+    """The coqtop processes running beneath this test process."""
+    parents: dict[int, int] = {}
+    names: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                head, _, rest = (entry / "stat").read_text().rpartition(")")
+            except OSError:
+                continue
+            names[int(entry.name)] = head.partition("(")[2]
+            parents[int(entry.name)] = int(rest.split()[1])
+
+    def mine(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == os.getpid():
+                return True
+        return False
+
+    return [pid for pid, name in names.items() if name.startswith("coqtop") and mine(pid)]
+
+
+def test_the_seconds_budget_counts_cpu_not_waiting(states: States, p) -> None:
+    """A step that waits (coqtop stopped for 1.5 s, as on a busy machine) is charged
+    coqtop's CPU time, not the wall clock."""
+    with states.session() as session:
+        root = session.start(p)
+        stopped = coqtops()
+        assert stopped
+        for pid in stopped:
+            os.kill(pid, signal.SIGSTOP)
+        resume = threading.Timer(1.5, lambda: [os.kill(pid, signal.SIGCONT) for pid in stopped])
+        resume.start()
+        started = time.monotonic()
+        applied(session.apply(root, "intros n. split."))
+        resume.join()
+        assert time.monotonic() - started >= 1.5
+        assert 0.0 < session.usage.seconds < 1.0
 
 
 def test_a_session_cannot_reach_another_sessions_states(states: States, p) -> None:

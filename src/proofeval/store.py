@@ -99,6 +99,12 @@ SELECT verdict, stage, seconds, message FROM verdicts
 WHERE problem_id = ? AND idx = ? AND proof_sha = ?
 """
 
+ALL_FEEDBACK = """
+SELECT f.problem_id, f.idx, f.feedback FROM feedback f
+JOIN attempts a ON a.problem_id = f.problem_id AND a.idx = f.idx AND a.proof_sha = f.proof_sha
+ORDER BY f.problem_id, f.idx
+"""
+
 RESULTS = """
 SELECT a.problem_id, a.idx, COALESCE(p.category, 'uncategorized'),
        v.verdict, v.stage, v.seconds, COALESCE(v.message, '')
@@ -252,6 +258,13 @@ class RunStore:
                 key,
             ).fetchone()
         return None if row is None else json.loads(row[0])
+
+    def all_feedback(self) -> list[tuple[str, int, dict]]:
+        """(problem id, attempt index, feedback) of every attempt whose current proof text
+        has feedback, by problem and index."""
+        with self._lock:
+            rows = self._db.execute(ALL_FEEDBACK).fetchall()
+        return [(problem_id, index, json.loads(kept)) for problem_id, index, kept in rows]
 
     def outcome(self, attempt: Attempt) -> Outcome | None:
         """The verdict on this attempt's exact proof text, or None if it was not checked."""

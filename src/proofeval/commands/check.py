@@ -54,6 +54,16 @@ def configure(sub: argparse._SubParsersAction) -> None:
     )
     add_checker_options(p)
     p.add_argument(
+        "--feedback",
+        choices=["on", "off"],
+        default="off",
+        help="after checking, give each FAIL structured feedback a model can repair from: "
+        "the goals left, or the step that failed and its goals (bounded in size), found "
+        "through proof states (HOL Light, Coq); kept in the store and written to "
+        "RUN_DIR/feedback.jsonl and `report --json`. It costs about one more check per "
+        "FAIL (default %(default)s: nothing extra)",
+    )
+    p.add_argument(
         "--ray",
         metavar="ADDRESS",
         help="check on the nodes of this Ray cluster (host:port of its head, or 'auto'); "
@@ -81,5 +91,6 @@ def run(args: argparse.Namespace) -> int:
         remote=remote,
         selection=selection(args),
         allow_unknown=args.allow_unknown,
+        feedback=args.feedback == "on",
     )
     return check_and_print(opts)

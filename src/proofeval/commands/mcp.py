@@ -44,7 +44,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "--step-seconds",
         type=positive(float),
         default=1800.0,
-        help="CPU seconds (Coq: wall clock) all steps together may take (default %(default)s)",
+        help="CPU seconds all steps together may take (default %(default)s)",
     )
     p.add_argument(
         "--step-timeout",
@@ -57,7 +57,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from proofeval.commands.mcp_tools import Limits, Tools, build_server
+    from proofeval.commands.mcp_tools import Limits, Tools, build_server, serve_stdio
     from proofeval.loaders import load_benchmark
     from proofeval.scale.api import Checker
     from proofeval.scale.states import States
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     ):
         tools = Tools(bench.problems, checker, session, args.out, limits)
         try:
-            build_server(tools).run("stdio")
+            serve_stdio(build_server(tools))
         finally:
             tools.close()
     return 0

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
 
@@ -215,6 +215,24 @@ def build_server(tools: Tools):  # -> MCPServer
     for name in DESCRIPTIONS:
         register(name, getattr(tools, name))
     return server
+
+
+def serve_stdio(server: Any, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> None:
+    """Serve `server` over this process's stdin and stdout until the client leaves; or
+    over the given text streams (a test serves an in-process server, which shares the
+    test session's loaded HOL Light, through pipes)."""
+    if stdin is None or stdout is None:
+        server.run("stdio")
+        return
+    from mcp.server.stdio import stdio_server
+
+    async def serve() -> None:
+        async with stdio_server(anyio.wrap_file(stdin), anyio.wrap_file(stdout)) as streams:
+            # What MCPServer.run_stdio_async does, with these streams instead of fd 0 and 1.
+            low = server._lowlevel_server
+            await low.run(*streams, low.create_initialization_options())
+
+    anyio.run(serve)
 
 
 def _signature(fn: Callable[..., Any]):

@@ -29,7 +29,7 @@ class Goals:
     """A state's goals as the prover prints them; `solved` when none is left.
     `made`: how many goals the step's tactic made of the goal it worked on (HOL Light;
     -1 where the prover does not say). `seconds`: what the step cost (CPU seconds on
-    HOL Light, wall-clock seconds on Coq)."""
+    the prover's processes: HOL Light's confined child, coqtop)."""
 
     goals: tuple[str, ...]
     solved: bool

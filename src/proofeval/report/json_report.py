@@ -16,7 +16,10 @@ One run:
      "categories": {name: {the keys above from "problems" to "timeout_share",
                            except "unevaluated_problems" and "ks"}},
      "generation": {"completions", "models", "mean_prompt_tokens",
-                    "mean_completion_tokens", "mean_seconds", "total_tokens"} or null}
+                    "mean_completion_tokens", "mean_seconds", "total_tokens"} or null,
+     "feedback": [{"problem_id", "attempt", "verdict", "message", "feedback": {"goals",
+                  "more_goals", "failed_step", "failed_tactic", "message"}}...]
+                 (the FAILs with feedback: `check --feedback on`; see feedback_jsonl.py)}
 
 Two runs (`proofeval report RUN_A RUN_B --json`):
 
@@ -36,6 +39,7 @@ from dataclasses import asdict
 from typing import Any
 
 from proofeval.metrics import Breakdown, Estimate
+from proofeval.report.feedback_jsonl import feedback_entries
 from proofeval.report.rounds import rounds_sections
 from proofeval.report.run_data import RunData
 
@@ -74,6 +78,7 @@ def run_document(run: RunData) -> dict[str, Any]:
         "categories": {name: breakdown_document(row) for name, row in m.categories.items()},
         "generation": None if m.generation is None else _generation(m.generation),
         **rounds_sections(run.path),
+        "feedback": feedback_entries(run.results, run.feedback),
     }
 
 

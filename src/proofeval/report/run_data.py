@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -19,6 +19,7 @@ class RunData:
     attempts: list[Attempt]
     results: list[ResultRow]
     generations: list[Generation]
+    feedback: list[tuple[str, int, dict]] = field(default_factory=list)  # store.all_feedback
 
     @cached_property
     def metrics(self) -> RunMetrics:
@@ -42,6 +43,7 @@ def load_run(run_dir: Path) -> RunData:
             store.attempts(),
             store.results(),
             store.generations(),
+            store.all_feedback(),
         )
     finally:
         store.close()

@@ -17,12 +17,21 @@ from proofeval.loaders.answers import read_answers, unknown_summary
 from proofeval.metrics import compute
 from proofeval.model import Attempt, Outcome, Problem
 from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
-from proofeval.provers.registry import benchmark_warnings, check_all, check_error
+from proofeval.provers.registry import (
+    WARM_STARTERS,
+    Warm,
+    benchmark_warnings,
+    check_all,
+    check_error,
+    start_warm,
+)
+from proofeval.report.feedback_jsonl import FEEDBACK_FILE, write_feedback_jsonl
 from proofeval.report.official_csv import write_official_csv
 from proofeval.report.table import category_table, format_table, write_results_csv
 from proofeval.report.terminal import unevaluated_line
+from proofeval.states.explain import explain_failures, unexplained
 from proofeval.store import ResultRow, RunStore
-from proofeval.timeouts import load_policy
+from proofeval.timeouts import TimeoutPolicy, load_policy
 
 # checks jobs somewhere else than this machine's provers, each verdict to the callback
 RemoteCheck = Callable[[list[Job], CheckSettings, ResultCallback, EventCallback], None]
@@ -42,6 +51,7 @@ class CheckOptions:
     remote: RemoteCheck | None = None  # checks the jobs elsewhere (on_cluster: Ray)
     selection: Selection = Selection()
     allow_unknown: bool = False  # answers for ids the benchmark lacks: a warning, not an error
+    feedback: bool = False  # each FAIL's goals, through proof states, after checking
 
 
 # Progress events that start a context: counted in the progress bar, not printed.
@@ -85,8 +95,12 @@ def _extracted(attempt: Attempt, problem: Problem) -> Attempt:
     return replace(attempt, proof=proof)
 
 
+def _policy(opts: CheckOptions) -> TimeoutPolicy:
+    return load_policy(opts.problems, opts.timeout_map, opts.timeouts, opts.timeout)
+
+
 def _jobs(opts: CheckOptions, problems: dict[str, Problem], pending: list[Attempt]) -> list[Job]:
-    policy = load_policy(opts.problems, opts.timeout_map, opts.timeouts, opts.timeout)
+    policy = _policy(opts)
     return [
         Job(attempt, problems[attempt.problem_id], policy.for_problem(problems[attempt.problem_id]))
         for attempt in pending
@@ -121,21 +135,65 @@ def checked(
         say(f"warning: {warning}")
     attempts = _attempts(opts, bench)
     _refuse_unchecked_provers([problems[a.problem_id] for a in attempts])
+    if opts.feedback and opts.remote is not None:
+        raise InputError("--feedback on needs this machine's provers: not with --ray")
     store = RunStore(opts.out)
+    started: list[Warm] = []
     try:
         store.add_problems(bench.problems)
         store.add_attempts(attempts)
         jobs = _jobs(opts, problems, store.pending(attempts))
         if len(jobs) < len(attempts):
             say(f"{len(attempts) - len(jobs)} of {len(attempts)} attempts already checked")
+        if opts.feedback:  # HOL Light's core is started only if a check or a FAIL needs it
+            failed = [problems[a.problem_id] for a in unexplained(store, problems)]
+            needed = [j.problem for j in jobs] + failed
+            warm = _shared(opts, needed, list(problems.values()), warm, started)
         check_jobs(jobs, store, opts.settings, warm, opts.remote)
+        if opts.feedback:
+            _explain(opts, store, problems, warm or {})
         rows = store.results()
+        feedback = store.all_feedback()
     finally:
         store.close()
+        for process in started:
+            process.close()
     write_results_csv(rows, opts.out / "results.csv")
+    write_feedback_jsonl(rows, feedback, opts.out / FEEDBACK_FILE)
     if opts.official_csv is not None:
         write_official_csv(rows, opts.official_csv)
     return bench, rows
+
+
+def _shared(
+    opts: CheckOptions,
+    needed: list[Problem],
+    problems: list[Problem],
+    warm: dict[str, object] | None,
+    started: list[Warm],
+) -> dict[str, object]:
+    """`warm` with the shared process of each prover of `needed` that has one, started
+    here when not given, so the checkers and then the feedback's proof states use the
+    same one (HOL Light's core is loaded once); it reads the directories of `problems`.
+    Started ones are added to `started`."""
+    shared = dict(warm or {})
+    directories = {Path(p.directory) for p in problems if p.directory}
+    for prover in sorted({p.prover for p in needed} & set(WARM_STARTERS) - set(shared)):
+        say(f"starting {prover} (checking, then feedback on its FAILs)")
+        process = start_warm(prover, opts.settings, directories)
+        if process is not None:
+            started.append(process)
+            shared[prover] = process.process
+    return shared
+
+
+def _explain(
+    opts: CheckOptions, store: RunStore, problems: dict[str, Problem], warm: dict[str, object]
+) -> None:
+    policy = _policy(opts)
+    kept = explain_failures(store, problems, opts.settings, warm, policy.for_problem, say)
+    if kept:
+        say(f"feedback on {kept} FAIL{'s' if kept != 1 else ''}: {opts.out / FEEDBACK_FILE}")
 
 
 def check_jobs(

@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from proofeval.model import Outcome, Verdict
+from proofeval.model import Attempt, Outcome, Verdict
 
 if TYPE_CHECKING:
     from proofeval.states.session import State
+    from proofeval.store import RunStore
 
 GOALS_LIMIT = 8000  # characters of goals in one feedback, all goals together
 MAX_GOALS = 10
@@ -32,6 +33,19 @@ class Feedback:
     def as_dict(self) -> dict:
         return {"goals": list(self.goals), "more_goals": self.more, "failed_step": self.step,
                 "failed_tactic": self.tactic, "message": self.message}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Feedback:
+        return cls(tuple(data["goals"]), data["more_goals"], data["failed_step"],
+                   data["failed_tactic"], data["message"])  # fmt: skip
+
+
+def attempt_feedback(store: RunStore, attempt: Attempt) -> Feedback | None:
+    """The feedback kept in `store` with `attempt`'s exact proof text (a FAIL checked with
+    feedback on, or finished through states); None when there is none. What a repair
+    loop reads to prompt for the next attempt."""
+    kept = store.feedback(attempt)
+    return None if kept is None else Feedback.from_dict(kept)
 
 
 def bounded(goals: Sequence[str], limit: int = GOALS_LIMIT) -> tuple[tuple[str, ...], int]:

@@ -47,7 +47,7 @@ class UnknownState(InputError):
 @dataclass(frozen=True)
 class Budget:
     """What one session may spend: `steps` tactics applied (and searches), `seconds` of
-    their CPU time (HOL Light; wall clock on Coq; a step that times out is charged its
+    their CPU time (the prover processes'; a step that times out is charged its
     whole limit), `live` states held at once;
     `step_timeout`: the wall clock of one step; `memory_mb`: its memory."""
 
@@ -125,12 +125,13 @@ class StateSession:
     def __init__(
         self,
         openers: Callable[[str], StateOpener],
-        checker: Checking,
+        checker: Checking | None,
         budget: Budget | None = None,
         store: RunStore | None = None,
     ) -> None:
-        """`openers(prover)`: that prover's states; `checker` decides finish's verdicts;
-        `store`: where they are kept as attempts (None: not kept)."""
+        """`openers(prover)`: that prover's states; `checker` decides finish's verdicts
+        (None: a session that only explains, whose finish is refused); `store`: where
+        they are kept as attempts (None: not kept)."""
         self.budget = budget or Budget()
         self.usage = Usage()
         self._openers = openers
@@ -199,6 +200,8 @@ class StateSession:
     def finish(self, state: State | str, timeout: float | None = None) -> Finished:
         """The whole proof of `state`'s path, checked by the ordinary checker: only this
         verdict counts. Kept in the store as the problem's next attempt."""
+        if self._checker is None:
+            raise InputError("this session has no checker: finish is not available")
         with self._lock:
             entry, held = self._find(state)
         proof = assemble(entry.problem.prover, held.path)

@@ -267,6 +267,11 @@ class CoqSession:
                     pass
 
     @property
+    def pid(self) -> int:
+        """The process started for coqtop: coqtop runs beneath it, in the sandbox."""
+        return self._proc.pid
+
+    @property
     def alive(self) -> bool:
         return self._proc.poll() is None
 

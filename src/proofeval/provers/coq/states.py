@@ -11,6 +11,7 @@ attempt (session.py)."""
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import shutil
@@ -65,15 +66,17 @@ class CoqStates:
         except Refusal as refusal:
             return Refused(refused(refusal))
         path = self.paths[parent]
-        started = time.monotonic()
+        session = self._ready()
+        started = tree_cpu(session.pid)
         try:
             goals, error, path_error = self._run(path, body, limits.timeout)
-        except Timeout:
+        except Timeout:  # the session charges a timed-out step its whole limit
             self._session = None
-            seconds = time.monotonic() - started
-            outcome = Outcome(Verdict.TIMEOUT, Stage.CHECK, seconds, "wall-clock limit reached")
-            return Refused(outcome, seconds)
-        seconds = time.monotonic() - started
+            outcome = Outcome(
+                Verdict.TIMEOUT, Stage.CHECK, limits.timeout, "wall-clock limit reached"
+            )
+            return Refused(outcome, limits.timeout)
+        seconds = max(0.0, tree_cpu(session.pid) - started)
         if path_error:
             raise CheckerError(f"the state's path no longer runs: {path_error}")
         if error:
@@ -154,6 +157,28 @@ class CoqStates:
         if self._session is not None:
             self._session.close()
         shutil.rmtree(self._starter.workdir, ignore_errors=True)
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds spent so far by process `pid` and its descendants (live ones, and
+    those they reaped): what a step costs coqtop, however busy the machine is."""
+    children: dict[int, list[int]] = {}
+    ticks: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # it ended meanwhile
+            continue
+        ticks[int(entry.name)] = sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    todo, total = [pid], 0
+    while todo:
+        current = todo.pop()
+        total += ticks.get(current, 0)
+        todo.extend(children.get(current, []))
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _between(text: str, start: str, end: str) -> str:
