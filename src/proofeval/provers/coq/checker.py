@@ -16,7 +16,7 @@ from pathlib import Path
 
 from proofeval.errors import CheckerError
 from proofeval.model import Outcome, Problem, Stage, Verdict
-from proofeval.provers.coq import coqchk, verdict
+from proofeval.provers.coq import compat, coqchk, libraries, verdict
 from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
 from proofeval.provers.coq.session import (
     CoqSession,
@@ -24,6 +24,7 @@ from proofeval.provers.coq.session import (
     Project,
     Report,
     Timeout,
+    coq_version,
     coqtop_binary,
     newer_rocq_hint,
 )
@@ -120,7 +121,11 @@ class Worker:
         if self.checker.settings.coqchk and verdict.decide(report).verdict is Verdict.OK:
             flags = self.session.flags if self.session is not None else ()
             coqchk_error = coqchk.recheck(
-                self.checker.workdir, problem.header, text, self.checker.limits, flags
+                self.checker.workdir,
+                compat.apply(problem.header, coq_version())[0],
+                text,
+                self.checker.limits,
+                flags,
             )
         return verdict.decide(report, coqchk_error)
 
@@ -171,6 +176,8 @@ class CoqChecker:
         self._header_errors: dict[Context, str] = {}
         self._statements: dict[tuple[Context, str], str] = {}
         self._projects: dict[str, Project] = {}
+        self.compat_applied: set[tuple[str, str]] = set()  # (rule, where) this run used
+        self.cache = libraries.Cache()  # compiled library files, shared by every tree
 
     def run(self, jobs: Iterable[Job], problems: Iterable[Problem] = ()) -> None:
         """Check every job; on_result is called once per attempt, from worker threads.
@@ -201,6 +208,11 @@ class CoqChecker:
                 thread.join()
         finally:
             shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.cache.compiled or self.cache.hits:
+            self.on_event(
+                f"library files: {self.cache.compiled} compiled, {self.cache.hits} from the "
+                f"cache {self.cache.directory}"
+            )
         if errors:
             raise errors[0]
 
@@ -235,13 +247,17 @@ class CoqChecker:
         if known:
             raise CheckerError(known)
         self.on_event(f"starting coqtop for a header of {len(header.splitlines())} lines")
-        path = self._file("h", header)
+        text, applied = compat.apply(header, coq_version())  # a header, never a statement
+        path = self._file("h", text)
+        project = self._project(directory) if directory else None
         try:
-            flags = self._project(directory).prepare(path) if directory else []
+            flags = project.prepare(path) if project is not None else []
         except CheckerError as exc:
             with self._lock:
                 self._header_errors[key] = f"the header's libraries: {exc}"
             raise CheckerError(self._header_errors[key]) from None
+        finally:
+            self._note_compat(applied, project)
         session = CoqSession(self.workdir, self.limits, flags)
         try:
             error = session.load_file(path, HEADER_LIMIT)
@@ -251,7 +267,7 @@ class CoqChecker:
             session.close()
             with self._lock:
                 hint = newer_rocq_hint(header)
-                self._header_errors[key] = f"the header does not load: {error}{hint}"
+                self._header_errors[key] = f"the header does not load{hint}: {error}"
             raise CheckerError(self._header_errors[key])
         session.snapshot()
         return session
@@ -259,8 +275,21 @@ class CoqChecker:
     def _project(self, directory: str) -> Project:
         with self._lock:
             if directory not in self._projects:
-                self._projects[directory] = Project(Path(directory), self.workdir, self.limits)
+                workers = self.settings.workers
+                project = Project(Path(directory), self.workdir, self.limits, workers)
+                project.cache = self.cache
+                self._projects[directory] = project
             return self._projects[directory]
+
+    def _note_compat(self, header: list[str], project: Project | None) -> None:
+        """Say (once per rule) which compatibility rules this run applied, and to what."""
+        used = [(rule, "headers") for rule in header]
+        used += [(rule, "library files") for rule in sorted(project.applied if project else ())]
+        with self._lock:
+            new = [pair for pair in used if pair not in self.compat_applied]
+            self.compat_applied.update(new)
+        for rule, where in new:
+            self.on_event(f"compatibility with Coq {coq_version()}: {rule} (in {where})")
 
     def unusable(self, worker: Worker, problem: Problem) -> str:
         """Why `problem`'s statement cannot be checked ("" when it type-checks)."""

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from proofeval.errors import CheckerError, InputError
 from proofeval.files import write_text_atomically
-from proofeval.provers.coq import audit
+from proofeval.provers.coq import audit, compat, dune, libraries
 from proofeval.provers.sandbox import bwrap_prefix
 
 START_LIMIT = 120.0  # seconds for coqtop to start
@@ -88,10 +88,7 @@ def newer_rocq_hint(header: str) -> str:
     """Why a header that names Rocq 9's libraries cannot load here, or ""."""
     if not ROCQ9.search(header) or not coq_version().startswith("8."):
         return ""
-    return (
-        f" (this header is written for Rocq 9, which names its libraries Stdlib/Corelib; "
-        f"the installed Coq is {coq_version()})"
-    )
+    return f" (written for Rocq 9; the installed Coq is {coq_version()})"
 
 
 class CoqSession:
@@ -352,6 +349,23 @@ def project_load_paths(root: Path) -> list[LoadPath]:
     return found
 
 
+def tree_load_paths(directory: Path) -> tuple[Path, list[LoadPath]]:
+    """(the tree's root, its load paths): `directory`'s _CoqProject, else its dune
+    stanza's theories (dune.py), whose root is the dune tree's; else none."""
+    if not (directory / PROJECT_FILE).is_file():
+        found = dune.load_paths(directory)
+        if found is not None:
+            root, paths = found
+            return root, [LoadPath("-Q", where, logical) for where, logical in paths]
+    return directory, project_load_paths(directory)
+
+
+@functools.cache
+def coq_identity() -> str:
+    """The Coq that compiles library files, for the build cache: binary and version."""
+    return f"{shutil.which('coqc')} {coq_version()}"
+
+
 def installed_library(directory: str) -> bool:
     """Whether a _CoqProject directory names a library installed on the system (an absolute
     path under /usr, such as Why3's Coq library): compiled already, used in place, and
@@ -365,15 +379,18 @@ class Project:
     the sandbox shows the copy because it is inside `workdir`. Only the files a header
     needs are compiled, in the order coqdep gives, each once."""
 
-    def __init__(self, root: Path, workdir: Path, limits: Limits) -> None:
-        self.root = root.resolve()
+    def __init__(self, root: Path, workdir: Path, limits: Limits, workers: int = 1) -> None:
+        self.root, self.paths = tree_load_paths(root.resolve())
         self.workdir = workdir
         self.limits = limits
+        self.workers = workers  # library files compiled at once
         self.lock = threading.Lock()
-        self.paths = project_load_paths(self.root)
         self.copy = workdir / f"project_{hashlib.sha256(bytes(self.root)).hexdigest()[:16]}"
         self.flags: list[str] = []
+        self.cache = libraries.Cache()
+        self.applied: set[str] = set()  # the compatibility rules the copy needed
         self._compiled: set[str] = set()
+        self._keys: dict[str, str] = {}
         self._copied = False
 
     def prepare(self, header_file: Path) -> list[str]:
@@ -387,11 +404,23 @@ class Project:
             graph = self._dependencies(header_file)
             order: list[str] = []
             self._visit(str(header_file.with_suffix(".vo")), graph, order, set())
-            for vo in order:
-                if vo not in self._compiled and vo != str(header_file.with_suffix(".vo")):
-                    self._compile(vo[:-1])
-                    self._compiled.add(vo)
+            header_vo = str(header_file.with_suffix(".vo"))
+            todo = [vo for vo in order if vo not in self._compiled and vo != header_vo]
+            for vo in todo:  # keys in dependency order, before any file compiles
+                needs = [self._keys.get(n, n) for n in graph.get(vo, [])]
+                text = Path(vo[:-1]).read_text(errors="replace")
+                logical = Path(vo).relative_to(self.copy).as_posix()
+                self._keys[vo] = libraries.key(coq_identity(), logical, text, needs)
+            libraries.build_in_order(todo, graph, self._build, self.workers)
+            self._compiled.update(todo)
         return self.flags
+
+    def _build(self, vo: str) -> None:
+        """`vo` from the cache, else compiled and kept there."""
+        with self.cache.lock(self._keys[vo]):
+            if not self.cache.fetch(self._keys[vo], Path(vo)):
+                self._compile(vo[:-1])
+                self.cache.store(self._keys[vo], Path(vo))
 
     def _copy_tree(self) -> None:
         self.flags = []
@@ -409,9 +438,15 @@ class Project:
             if not source.is_dir():
                 raise CheckerError(f"{shown}: no directory {source}")
             target = self.copy / source.relative_to(self.root)
+            self._check_links(source)
             shutil.copytree(source, target, dirs_exist_ok=True, copy_function=shutil.copyfile)
             for copied in [target, *target.rglob("*")]:  # a read-only tree copies so
                 copied.chmod(copied.stat().st_mode | stat.S_IRWXU)
+                if copied.suffix == ".v":
+                    text, applied = compat.apply(copied.read_text(errors="replace"), coq_version())
+                    if applied:
+                        copied.write_text(text)
+                        self.applied.update(applied)
             self.flags += [path.flag, str(target), path.logical]
         (self.copy / "ocamlfind.conf").write_text(f'path="{OCAML_LIBRARIES}"\n')
         self._copied = True
@@ -446,7 +481,15 @@ class Project:
             shown = Path(source).relative_to(self.copy)
             why = tail(done.stderr or done.stdout) or f"exit {done.returncode}"
             hint = newer_rocq_hint(Path(source).read_text(errors="replace"))
-            raise CheckerError(f"the library file {shown} does not compile: {why}{hint}")
+            # the reason first: a verdict's message is cut at its limit, Coq's text may be long
+            raise CheckerError(f"the library file {shown} does not compile{hint}: {why}")
+
+    def _check_links(self, source: Path) -> None:
+        """CheckerError for a symbolic link under `source` that leads outside the tree."""
+        for path in [source, *source.rglob("*")]:
+            if path.is_symlink() and not path.resolve().is_relative_to(self.root):
+                shown = path.relative_to(self.root)
+                raise CheckerError(f"{shown} is a link to {path.resolve()}, outside the tree")
 
     def _run(self, command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         memory = self.limits.memory_mb * 1024 * 1024
