@@ -210,8 +210,8 @@ class CoqChecker:
             shutil.rmtree(self.workdir, ignore_errors=True)
         if self.cache.compiled or self.cache.hits:
             self.on_event(
-                f"library files: {self.cache.compiled} compiled, {self.cache.hits} from the "
-                f"cache {self.cache.directory}"
+                f"library files: {self.cache.compiled} compiled ({self.cache.seconds:.1f} s), "
+                f"{self.cache.hits} from the cache {self.cache.directory}"
             )
         if errors:
             raise errors[0]

@@ -43,6 +43,7 @@ class Cache:
         self.directory = directory or cache_directory()
         self.hits = 0
         self.compiled = 0
+        self.seconds = 0.0  # wall-clock seconds spent compiling (summed over files)
         self._lock = threading.Lock()
         self._keys: dict[str, threading.Lock] = {}
 
@@ -62,14 +63,16 @@ class Cache:
             self.hits += 1
         return True
 
-    def store(self, file_key: str, vo: Path) -> None:
-        """Keep `vo` under `file_key` (atomically: other runs may read the cache)."""
+    def store(self, file_key: str, vo: Path, seconds: float = 0.0) -> None:
+        """Keep `vo` under `file_key` (atomically: other runs may read the cache), which
+        took `seconds` to compile."""
         self.directory.mkdir(parents=True, exist_ok=True)
         partial = self.directory / f".{file_key}.{os.getpid()}.{threading.get_ident()}"
         shutil.copyfile(vo, partial)
         os.replace(partial, self.directory / f"{file_key}.vo")
         with self._lock:
             self.compiled += 1
+            self.seconds += seconds
 
 
 def build_in_order(

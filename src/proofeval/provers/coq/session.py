@@ -419,8 +419,9 @@ class Project:
         """`vo` from the cache, else compiled and kept there."""
         with self.cache.lock(self._keys[vo]):
             if not self.cache.fetch(self._keys[vo], Path(vo)):
+                start = time.monotonic()
                 self._compile(vo[:-1])
-                self.cache.store(self._keys[vo], Path(vo))
+                self.cache.store(self._keys[vo], Path(vo), time.monotonic() - start)
 
     def _copy_tree(self) -> None:
         self.flags = []
