@@ -198,3 +198,21 @@ def test_prompts_read_the_tree_with_only(
     assert f"===== {TWICE} =====" in printed and f"===== {TRAP_ID} =====" in printed
     assert C_POST not in printed
     assert "From Stdlib Require Import String." in printed  # the model sees it as published
+
+
+def test_check_on_the_tree_records_the_layer_in_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PROOFEVAL_COQ_CACHE", str(tmp_path / "cache"))
+    root = write_tree(tmp_path / "ntp4vc")
+    answers = tmp_path / "answers.csv"
+    answers.write_text(f'problem_id,answer\n{TWICE},"Proof. exact double_twice. Qed."\n')
+    out = tmp_path / "run"
+    command = ["check", str(root), "--only", TWICE, "--answers", str(answers), "--out", str(out)]
+    assert main(command) == 0
+    table = capsys.readouterr().out
+    assert "Pearls of Programming/sorting" in table
+    events = (out / "events.txt").read_text()
+    assert "compatibility with Coq" in events and "From Stdlib -> From Coq" in events
+    assert "library files: 2 compiled" in events
+    assert "OK" in (out / "results.csv").read_text()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 from tqdm import tqdm
@@ -15,7 +16,7 @@ from proofeval.generate.extract import extract
 from proofeval.loaders import Benchmark, Selection, load_benchmark, skipped_summary
 from proofeval.loaders.answers import read_answers, unknown_summary
 from proofeval.metrics import compute
-from proofeval.model import Attempt, Outcome, Problem
+from proofeval.model import Attempt, Outcome, Problem, one_line
 from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
 from proofeval.provers.registry import benchmark_warnings, check_all, check_error
 from proofeval.report.official_csv import write_official_csv
@@ -168,12 +169,24 @@ def check_jobs(
                 bar.set_postfix(counts)
             else:
                 say(message)
+                log_event(store, message)
 
         if remote is not None:
             remote(jobs, settings, record, event)
             return
         problems = {j.problem.id: j.problem for j in jobs}.values()
         check_all(jobs, problems, settings, record, event, warm)
+
+
+EVENTS_FILE = "events.txt"
+
+
+def log_event(store: RunStore, message: str) -> None:
+    """Keep a checker's news in the run directory (which compatibility rules a Coq run
+    applied, what its library build compiled), one timestamped line each."""
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    with open(store.path.parent / EVENTS_FILE, "a", encoding="utf-8") as log:
+        log.write(f"{stamp} {one_line(message, 2000)}\n")
 
 
 def check_and_print(opts: CheckOptions) -> int:

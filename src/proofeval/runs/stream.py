@@ -23,6 +23,7 @@ from proofeval.model import Attempt, Generation, Outcome, Problem
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.registry import check_all, supported
 from proofeval.report.table import write_results_csv
+from proofeval.runs.check import ROUTINE, log_event
 from proofeval.runs.generate import (
     ANSWERS_FILE,
     Extraction,
@@ -168,13 +169,19 @@ def _stream(
             pipeline.problems.values(),
             pipeline.opts.settings,
             record,
-            say,
+            lambda message: _event(pipeline.store, message),
             warm,
         )
     finally:
         pipeline.generator.cancel()  # the checker failed or was interrupted: stop asking
         producer.join()
         progress.close()
+
+
+def _event(store: RunStore, message: str) -> None:
+    say(message)
+    if not message.startswith(ROUTINE):
+        log_event(store, message)
 
 
 def _earlier_attempts(
