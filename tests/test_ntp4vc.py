@@ -5,6 +5,7 @@ in the host's real Coq; the tree is never written to."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -84,17 +85,39 @@ def write_tree(root: Path) -> Path:
     return root
 
 
+def toolchain_home(name: str) -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "proofeval" / "toolchains" / name
+
+
+# The host's Coq, and Debian 13's 8.20 (NTP4VC's paper's version) once `proofeval
+# toolchain add debian13` has built it.
+CHAINS = [
+    "",
+    pytest.param(
+        "debian13",
+        marks=pytest.mark.skipif(
+            not (toolchain_home("debian13") / "root").is_dir()
+            or "coq_toolchain" not in CheckSettings.__dataclass_fields__,
+            reason="no debian13 Coq toolchain (proofeval toolchain add debian13)",
+        ),
+    ),
+]
+
+
 def snapshot(root: Path) -> dict[str, float]:
     return {str(p): p.lstat().st_mtime for p in root.rglob("*")}
 
 
 def check(
-    problems: list[Problem], answers: dict[str, str], workers: int = 2
+    problems: list[Problem], answers: dict[str, str], workers: int = 2, chain: str = ""
 ) -> tuple[dict[str, Outcome], list[str]]:
     got: dict[str, Outcome] = {}
     events: list[str] = []
     jobs = [Job(Attempt(p.id, 0, answers[p.id], answers[p.id]), p, 60.0) for p in problems]
     settings = CheckSettings(workers=workers)
+    if chain:
+        settings = dataclasses.replace(settings, coq_toolchain=chain)
     CoqChecker(settings, lambda a, o: got.__setitem__(a.problem_id, o), events.append).run(jobs)
     return got, events
 
@@ -115,8 +138,9 @@ def test_the_tree_loads_as_published(tmp_path: Path) -> None:
     assert Path(by_id[TWICE].directory) == root / "data/why3/pearl/sorting_vcg/rocq"
 
 
+@pytest.mark.parametrize("chain", CHAINS)
 def test_cases_check_with_the_layer_and_the_tree_is_untouched(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chain: str
 ) -> None:
     monkeypatch.setenv("PROOFEVAL_COQ_CACHE", str(tmp_path / "cache"))
     root = write_tree(tmp_path / "ntp4vc")
@@ -127,7 +151,7 @@ def test_cases_check_with_the_layer_and_the_tree_is_untouched(
         C_POST: "Proof. intros n. reflexivity. Qed.",
         TRAP_ID: "Proof. reflexivity. Qed.",  # true only of the statement as written
     }
-    got, events = check(bench.problems, answers)
+    got, events = check(bench.problems, answers, chain=chain)
     assert {pid: o.verdict for pid, o in got.items()} == dict.fromkeys(answers, Verdict.OK), got
     assert snapshot(root) == before
     said = "\n".join(events)
@@ -136,7 +160,7 @@ def test_cases_check_with_the_layer_and_the_tree_is_untouched(
     assert re.search(r"library files: 2 compiled \([\d.]+ s\), 1 from the cache", said)
 
     # a second run: every library file from the cache, none compiled
-    got, events = check(load_benchmark(root).problems, answers)
+    got, events = check(load_benchmark(root).problems, answers, chain=chain)
     assert all(o.verdict is Verdict.OK for o in got.values())
     assert "library files: 0 compiled (0.0 s), 3 from the cache" in "\n".join(events)
 
@@ -177,6 +201,7 @@ def test_an_unservable_library_is_an_error_whose_reason_comes_first(tmp_path: Pa
     assert got[C_POST].verdict is Verdict.ERROR
     assert message.startswith("the header's libraries: the library file generation/rocq/Why3")
     assert "NoSuchRocq9Module" in message
+    assert "project_" not in message  # paths as the tree's, not the scratch copy's
 
 
 def test_the_layer_rewrites_only_for_coq_8() -> None:

@@ -480,7 +480,8 @@ class Project:
         done = self._run(["coqc", "-q", *self.flags, source], self.copy)
         if done.returncode != 0:
             shown = Path(source).relative_to(self.copy)
-            why = tail(done.stderr or done.stdout) or f"exit {done.returncode}"
+            said = (done.stderr or done.stdout).replace(f"{self.copy}/", "")  # paths as the tree's
+            why = tail(said) or f"exit {done.returncode}"
             hint = newer_rocq_hint(Path(source).read_text(errors="replace"))
             # the reason first: a verdict's message is cut at its limit, Coq's text may be long
             raise CheckerError(f"the library file {shown} does not compile{hint}: {why}")
