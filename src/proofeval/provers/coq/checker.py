@@ -6,6 +6,7 @@ the header with the fewest workers on it. A header's problems are type-checked o
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import shutil
 import tempfile
@@ -14,7 +15,7 @@ from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
-from proofeval.errors import CheckerError
+from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq import coqchk, verdict
 from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
@@ -27,6 +28,7 @@ from proofeval.provers.coq.session import (
     coqtop_binary,
     newer_rocq_hint,
 )
+from proofeval.provers.coq.toolchain import Toolchain, resolve
 from proofeval.provers.interface import (
     CheckSettings,
     EventCallback,
@@ -38,12 +40,12 @@ from proofeval.provers.sandbox import check_bwrap_works
 
 HEADER_LIMIT = 600.0  # seconds to load one header
 # What a warm coqtop is for: a problem's tree (`directory`, whose _CoqProject gives the load
-# paths; "" for none) and its header.
-Context = tuple[str, str]
+# paths; "" for none), its header, and the Coq toolchain it names ("": the host's).
+Context = tuple[str, str, str]
 
 
 def context(problem: Problem) -> Context:
-    return (problem.directory, problem.header)
+    return (problem.directory, problem.header, problem.coq_toolchain)
 
 
 class Queue:
@@ -119,9 +121,8 @@ class Worker:
         coqchk_error = None
         if self.checker.settings.coqchk and verdict.decide(report).verdict is Verdict.OK:
             flags = self.session.flags if self.session is not None else ()
-            coqchk_error = coqchk.recheck(
-                self.checker.workdir, problem.header, text, self.checker.limits, flags
-            )
+            limits = self.checker.limits_for(problem.coq_toolchain)
+            coqchk_error = coqchk.recheck(self.checker.workdir, problem.header, text, limits, flags)
         return verdict.decide(report, coqchk_error)
 
     def run(self, text: str, name: str, timeout: float) -> Report:
@@ -170,14 +171,16 @@ class CoqChecker:
         self._lock = threading.Lock()
         self._header_errors: dict[Context, str] = {}
         self._statements: dict[tuple[Context, str], str] = {}
-        self._projects: dict[str, Project] = {}
+        self._projects: dict[tuple[str, str], Project] = {}
+        self._chains: dict[str, Toolchain] = {}
 
     def run(self, jobs: Iterable[Job], problems: Iterable[Problem] = ()) -> None:
         """Check every job; on_result is called once per attempt, from worker threads.
         Jobs are taken as they come, so they may be produced while checking goes on
         (`problems`, which the shared interface passes, is not needed). Raises only when
-        no attempt can be checked: Coq or the sandbox is missing."""
-        coqtop_binary()
+        no attempt can be checked: Coq or the sandbox is missing, or the toolchain that
+        `settings.coq_toolchain` names (for every problem) is not installed."""
+        coqtop_binary(self.chain(self.settings.coq_toolchain))
         if self.settings.sandbox:
             check_bwrap_works()
         queue = Queue()
@@ -194,7 +197,7 @@ class CoqChecker:
                 for job in jobs:
                     if errors:
                         break
-                    queue.add(job)
+                    queue.add(self._chosen(job))
             finally:
                 queue.finish(drop=bool(errors))
             for thread in threads:
@@ -203,6 +206,26 @@ class CoqChecker:
             shutil.rmtree(self.workdir, ignore_errors=True)
         if errors:
             raise errors[0]
+
+    def _chosen(self, job: Job) -> Job:
+        """`job` with the toolchain it runs on: `settings.coq_toolchain` when set (--coq)
+        overrides the problem's own."""
+        name = self.settings.coq_toolchain
+        if not name or job.problem.coq_toolchain == name:
+            return job
+        return dataclasses.replace(
+            job, problem=dataclasses.replace(job.problem, coq_toolchain=name)
+        )
+
+    def chain(self, name: str) -> Toolchain:
+        """The toolchain `name` (InputError when it is not installed), resolved once."""
+        with self._lock:
+            if name not in self._chains:
+                self._chains[name] = resolve(name)
+            return self._chains[name]
+
+    def limits_for(self, name: str) -> Limits:
+        return dataclasses.replace(self.limits, chain=self.chain(name))
 
     def _work(self, queue: Queue, errors: list[BaseException]) -> None:
         worker = Worker(self)
@@ -230,19 +253,23 @@ class CoqChecker:
     def start(self, key: Context) -> CoqSession:
         """A new session with the header loaded, and the load paths of its tree's
         _CoqProject (libraries compiled first); CheckerError if the header does not load."""
-        directory, header = key
+        directory, header, name = key
         known = self._header_errors.get(key)
         if known:
             raise CheckerError(known)
+        try:
+            limits = self.limits_for(name)
+        except InputError as exc:
+            raise CheckerError(str(exc)) from None
         self.on_event(f"starting coqtop for a header of {len(header.splitlines())} lines")
         path = self._file("h", header)
         try:
-            flags = self._project(directory).prepare(path) if directory else []
+            flags = self._project(directory, limits).prepare(path) if directory else []
         except CheckerError as exc:
             with self._lock:
                 self._header_errors[key] = f"the header's libraries: {exc}"
             raise CheckerError(self._header_errors[key]) from None
-        session = CoqSession(self.workdir, self.limits, flags)
+        session = CoqSession(self.workdir, limits, flags)
         try:
             error = session.load_file(path, HEADER_LIMIT)
         except (Timeout, CheckerError) as exc:
@@ -250,17 +277,18 @@ class CoqChecker:
         if error:
             session.close()
             with self._lock:
-                hint = newer_rocq_hint(header)
+                hint = newer_rocq_hint(header, limits.chain)
                 self._header_errors[key] = f"the header does not load: {error}{hint}"
             raise CheckerError(self._header_errors[key])
         session.snapshot()
         return session
 
-    def _project(self, directory: str) -> Project:
+    def _project(self, directory: str, limits: Limits) -> Project:
+        key = (directory, limits.chain.name)  # each toolchain compiles its own .vo files
         with self._lock:
-            if directory not in self._projects:
-                self._projects[directory] = Project(Path(directory), self.workdir, self.limits)
-            return self._projects[directory]
+            if key not in self._projects:
+                self._projects[key] = Project(Path(directory), self.workdir, limits)
+            return self._projects[key]
 
     def unusable(self, worker: Worker, problem: Problem) -> str:
         """Why `problem`'s statement cannot be checked ("" when it type-checks)."""
