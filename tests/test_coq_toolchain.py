@@ -94,6 +94,9 @@ def test_each_problem_runs_on_the_toolchain_it_names(tmp_path: Path) -> None:
     )
     out = run_check(CheckOptions(problems=problems, out=tmp_path / "run", answers=answers))
     assert {row.problem_id: row.verdict for row in out} == {"new": "OK", "old": "ERROR"}
+    # the run records the exact provers that checked it
+    provers = json.loads((tmp_path / "run" / "provers.json").read_text())["provers"]
+    assert provers == [f"Coq {resolve('').version()} (host)", "Coq 8.20.1 (debian13)"]
     settings = CheckSettings(coq_toolchain=DEBIAN13)
     opts = CheckOptions(problems=problems, out=tmp_path / "all", answers=answers, settings=settings)
     assert [row.verdict for row in run_check(opts)] == ["OK", "OK"]
@@ -111,3 +114,16 @@ def test_the_toolchain_sandbox_shows_the_root_and_not_the_host() -> None:
     )  # fmt: skip
     assert "VERSION_CODENAME=trixie" in done.stdout
     assert "Read-only file system" in done.stdout and "No such file" in done.stdout
+
+
+@needs_debian13
+def test_a_header_variable_outside_a_section_is_8_16s_warning_on_8_20() -> None:
+    """8.20 made it an error by default; PutnamBench's contexts declare their variables
+    so. The header's assumption stays allowed, an answer's own axiom does not."""
+    header = "Require Import Lia.\nVariable k : nat.\nHypothesis hk : k = 2.\n"
+    prob = Problem(id="v", statement="Theorem thm : k + 0 = 2.", prover="coq", header=header)
+    (honest,) = check_all([prob], "rewrite hk. reflexivity.", coq_toolchain=DEBIAN13)
+    assert honest.verdict is Verdict.OK, honest
+    forged = "Axiom cheat : k + 0 = 2. exact cheat."
+    (cheat,) = check_all([prob], forged, coq_toolchain=DEBIAN13)
+    assert cheat.verdict is not Verdict.OK, cheat

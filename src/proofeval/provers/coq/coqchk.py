@@ -27,7 +27,8 @@ def recheck(
         (where / "Attempt.v").write_text(f"{header}\n{text}")
         (where / "ocamlfind.conf").write_text(f'path="{limits.chain.ocaml_path()}"\n')
         paths = [*flags, "-Q", ".", "Proofeval"]
-        compiled = _run(where, workdir, limits, ["coqc", "-q", *paths, "Attempt.v"])
+        coqc = ["coqc", "-q", *limits.chain.coq_flags, *paths, "Attempt.v"]
+        compiled = _run(where, workdir, limits, coqc)
         if compiled is not None:
             return f"coqc: {compiled}"
         checked = _run(where, workdir, limits,

@@ -126,7 +126,7 @@ class CoqSession:
         memory = self.limits.memory_mb * 1024 * 1024
         cmd = [prlimit, f"--as={memory}", "--core=0", "--nproc=256", "--"]
         chain = self.limits.chain
-        cmd += [coqtop_binary(chain), "-q", "-color", "no", *self.flags]
+        cmd += [coqtop_binary(chain), "-q", "-color", "no", *chain.coq_flags, *self.flags]
         cmd = chain.sandbox(read_only=[self.workdir], sandbox=self.limits.sandbox) + cmd
         findlib = self.workdir / f"ocamlfind_{chain.name}.conf"  # Coq finds plugins so
         path = f"{self._findlib}:{chain.ocaml_path()}"
@@ -437,7 +437,8 @@ class Project:
         order.append(vo)
 
     def _compile(self, source: str) -> None:
-        done = self._run(["coqc", "-q", *self.flags, source], self.copy)
+        flags = [*self.limits.chain.coq_flags, *self.flags]
+        done = self._run(["coqc", "-q", *flags, source], self.copy)
         if done.returncode != 0:
             shown = Path(source).relative_to(self.copy)
             why = tail(done.stderr or done.stdout) or f"exit {done.returncode}"

@@ -30,6 +30,12 @@ INFO = "toolchain.json"
 # start, more than the sandbox's --as limit allows ("Not enough heap memory to reserve minor
 # heaps"); Coq runs in one domain. OCaml 4 ignores the setting.
 OCAML_RUNTIME = {"OCAMLRUNPARAM": "d=1"}
+# Flags a toolchain's coqtop and coqc always get. Coq 8.20 made the warning that a
+# `Variable` outside a section is a `#[local] Parameter` an error by default; benchmarks
+# written for older Coq (PutnamBench) declare their context so. Its meaning is the same in
+# both (an assumption of the header, which Print Assumptions reports), so debian13 keeps
+# 8.16's warning.
+COQ_FLAGS = {"debian13": ("-w", "declaration-outside-section")}
 HOST_OCAML = "/usr/lib/ocaml:/usr/lib/ocaml/METAS"  # Debian 12's findlib path; /etc is not shown
 
 
@@ -77,6 +83,10 @@ class Toolchain:
         if sandbox or self.home is not None:
             return bwrap_prefix(writable=writable, read_only=read_only, system=self.root)
         return []
+
+    @property
+    def coq_flags(self) -> tuple[str, ...]:
+        return COQ_FLAGS.get(self.name, ()) if self.home is not None else ()
 
     def ocaml_path(self) -> str:
         """Where findlib looks for Coq's plugins, as the sandbox sees it: the root's own
