@@ -280,11 +280,13 @@ def between(text: str, start: str, end: str) -> str:
 
 def load_error(err: str, path: Path) -> str:
     """The error of `Load "path"`: the `Error:` message after Coq's first echo of that
-    command (whose file name holds the nonce), up to the next prompt; "" when it loaded
-    (warnings, echoed the same way, are not errors)."""
-    echo = err.find(f'Load "{path}".')
-    if echo < 0:
+    command (8.16), or of the error's location in that file (8.20 names the file instead
+    of echoing the command), whose file name holds the nonce, up to the next prompt; ""
+    when it loaded (warnings, shown the same way, are not errors)."""
+    found = [i for i in (err.find(f'Load "{path}".'), err.find(f'File "{path}"')) if i >= 0]
+    if not found:
         return ""
+    echo = min(found)
     segment = err[echo:]
     prompt = segment.find("\nCoq <")
     segment = segment if prompt < 0 else segment[:prompt]
