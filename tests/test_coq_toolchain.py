@@ -127,3 +127,17 @@ def test_a_header_variable_outside_a_section_is_8_16s_warning_on_8_20() -> None:
     forged = "Axiom cheat : k + 0 = 2. exact cheat."
     (cheat,) = check_all([prob], forged, coq_toolchain=DEBIAN13)
     assert cheat.verdict is not Verdict.OK, cheat
+
+
+@needs_debian13
+def test_baseline_runs_on_the_toolchain_a_version_names(tmp_path: Path, capsys) -> None:
+    row = {"id": "a", "prover": "coq", "header": f"{BITVECTOR}Require Import Lia.\n",
+           "statement": STATEMENT}  # fmt: skip
+    bench = tmp_path / "b.jsonl"
+    bench.write_text(json.dumps(row) + "\n")
+    out = tmp_path / "run"
+    args = ["baseline", str(bench), "--out", str(out), "--method", "portfolio"]
+    assert main([*args, "--tactic-timeout", "10", "--workers", "1", "--coq", "8.20"]) == 0
+    assert "closed by: lia 1" in capsys.readouterr().err
+    provers = json.loads((out / "provers.json").read_text())["provers"]
+    assert provers == ["Coq 8.20.1 (debian13)"]
