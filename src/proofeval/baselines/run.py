@@ -16,7 +16,7 @@ from proofeval.model import Attempt, Problem, Verdict
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.registry import supported
 from proofeval.report.table import format_grid, write_results_csv
-from proofeval.runs.check import check_jobs
+from proofeval.runs.check import check_jobs, record_provers
 from proofeval.store import ResultRow, RunStore
 
 CSV_NAME = "baseline.csv"
@@ -70,6 +70,7 @@ def run_baseline(opts: BaselineOptions, warm: dict[str, object] | None = None) -
         rows = store.results()
     finally:
         store.close()
+    record_provers(opts.out, list(problems.values()), opts.settings)
     write_results_csv(rows, opts.out / "results.csv")
     solves = summarize(rows, problems, opts.method)
     write_baseline_csv(solves, opts.out / CSV_NAME)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -12,13 +13,19 @@ from tqdm import tqdm
 
 from proofeval.console import say
 from proofeval.errors import InputError
+from proofeval.files import write_text_atomically
 from proofeval.generate.extract import extract
 from proofeval.loaders import Benchmark, Selection, load_benchmark, skipped_summary
 from proofeval.loaders.answers import read_answers, unknown_summary
 from proofeval.metrics import compute
 from proofeval.model import Attempt, Outcome, Problem, one_line
 from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
-from proofeval.provers.registry import benchmark_warnings, check_all, check_error
+from proofeval.provers.registry import (
+    benchmark_warnings,
+    check_all,
+    check_error,
+    prover_versions,
+)
 from proofeval.report.official_csv import write_official_csv
 from proofeval.report.table import category_table, format_table, write_results_csv
 from proofeval.report.terminal import unevaluated_line
@@ -133,10 +140,23 @@ def checked(
         rows = store.results()
     finally:
         store.close()
+    record_provers(opts.out, bench.problems, opts.settings)
     write_results_csv(rows, opts.out / "results.csv")
     if opts.official_csv is not None:
         write_official_csv(rows, opts.official_csv)
     return bench, rows
+
+
+PROVERS_FILE = "provers.json"
+
+
+def record_provers(out: Path, problems: list[Problem], settings: CheckSettings) -> None:
+    """Say which exact provers checked the run, and keep it in RUN_DIR/provers.json."""
+    versions = prover_versions(problems, settings)
+    if versions:
+        say(f"checked with {'; '.join(versions)}")
+    document = json.dumps({"provers": versions}, indent=1) + "\n"
+    write_text_atomically(out / PROVERS_FILE, document)
 
 
 def check_jobs(

@@ -23,7 +23,7 @@ from proofeval.model import Attempt, Generation, Outcome, Problem
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.registry import check_all, supported
 from proofeval.report.table import write_results_csv
-from proofeval.runs.check import ROUTINE, log_event
+from proofeval.runs.check import ROUTINE, log_event, record_provers
 from proofeval.runs.generate import (
     ANSWERS_FILE,
     Extraction,
@@ -138,6 +138,7 @@ def run_pipeline(opts: RunOptions, warm: dict[str, object] | None = None) -> lis
         generations = [g for g in store.generations() if g.problem_id in pipeline.problems]
     finally:
         store.close()
+    record_provers(opts.out, problems, opts.settings)
     write_results_csv(rows, opts.out / "results.csv")
     verdicts = {(r.problem_id, r.attempt): r.verdict for r in rows}
     write_answers(

@@ -6,6 +6,7 @@ the header with the fewest workers on it. A header's problems are type-checked o
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import shutil
 import tempfile
@@ -14,7 +15,7 @@ from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
-from proofeval.errors import CheckerError
+from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq import compat, coqchk, libraries, verdict
 from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
@@ -28,6 +29,7 @@ from proofeval.provers.coq.session import (
     coqtop_binary,
     newer_rocq_hint,
 )
+from proofeval.provers.coq.toolchain import Toolchain, resolve
 from proofeval.provers.interface import (
     CheckSettings,
     EventCallback,
@@ -39,12 +41,12 @@ from proofeval.provers.sandbox import check_bwrap_works
 
 HEADER_LIMIT = 600.0  # seconds to load one header
 # What a warm coqtop is for: a problem's tree (`directory`, whose _CoqProject gives the load
-# paths; "" for none) and its header.
-Context = tuple[str, str]
+# paths; "" for none), its header, and the Coq toolchain it names ("": the host's).
+Context = tuple[str, str, str]
 
 
 def context(problem: Problem) -> Context:
-    return (problem.directory, problem.header)
+    return (problem.directory, problem.header, problem.coq_toolchain)
 
 
 class Queue:
@@ -120,13 +122,9 @@ class Worker:
         coqchk_error = None
         if self.checker.settings.coqchk and verdict.decide(report).verdict is Verdict.OK:
             flags = self.session.flags if self.session is not None else ()
-            coqchk_error = coqchk.recheck(
-                self.checker.workdir,
-                compat.apply(problem.header, coq_version())[0],
-                text,
-                self.checker.limits,
-                flags,
-            )
+            limits = self.checker.limits_for(problem.coq_toolchain)
+            header = compat.apply(problem.header, coq_version(limits.chain))[0]
+            coqchk_error = coqchk.recheck(self.checker.workdir, header, text, limits, flags)
         return verdict.decide(report, coqchk_error)
 
     def run(self, text: str, name: str, timeout: float) -> Report:
@@ -175,16 +173,18 @@ class CoqChecker:
         self._lock = threading.Lock()
         self._header_errors: dict[Context, str] = {}
         self._statements: dict[tuple[Context, str], str] = {}
-        self._projects: dict[str, Project] = {}
-        self.compat_applied: set[tuple[str, str]] = set()  # (rule, where) this run used
+        self._projects: dict[tuple[str, str], Project] = {}
+        self._chains: dict[str, Toolchain] = {}
+        self.compat_applied: set[tuple[str, str, str]] = set()  # (Coq, rule, where) applied
         self.cache = libraries.Cache()  # compiled library files, shared by every tree
 
     def run(self, jobs: Iterable[Job], problems: Iterable[Problem] = ()) -> None:
         """Check every job; on_result is called once per attempt, from worker threads.
         Jobs are taken as they come, so they may be produced while checking goes on
         (`problems`, which the shared interface passes, is not needed). Raises only when
-        no attempt can be checked: Coq or the sandbox is missing."""
-        coqtop_binary()
+        no attempt can be checked: Coq or the sandbox is missing, or the toolchain that
+        `settings.coq_toolchain` names (for every problem) is not installed."""
+        coqtop_binary(self.chain(self.settings.coq_toolchain))
         if self.settings.sandbox:
             check_bwrap_works()
         queue = Queue()
@@ -201,7 +201,7 @@ class CoqChecker:
                 for job in jobs:
                     if errors:
                         break
-                    queue.add(job)
+                    queue.add(self._chosen(job))
             finally:
                 queue.finish(drop=bool(errors))
             for thread in threads:
@@ -215,6 +215,26 @@ class CoqChecker:
             )
         if errors:
             raise errors[0]
+
+    def _chosen(self, job: Job) -> Job:
+        """`job` with the toolchain it runs on: `settings.coq_toolchain` when set (--coq)
+        overrides the problem's own."""
+        name = self.settings.coq_toolchain
+        if not name or job.problem.coq_toolchain == name:
+            return job
+        return dataclasses.replace(
+            job, problem=dataclasses.replace(job.problem, coq_toolchain=name)
+        )
+
+    def chain(self, name: str) -> Toolchain:
+        """The toolchain `name` (InputError when it is not installed), resolved once."""
+        with self._lock:
+            if name not in self._chains:
+                self._chains[name] = resolve(name)
+            return self._chains[name]
+
+    def limits_for(self, name: str) -> Limits:
+        return dataclasses.replace(self.limits, chain=self.chain(name))
 
     def _work(self, queue: Queue, errors: list[BaseException]) -> None:
         worker = Worker(self)
@@ -242,14 +262,19 @@ class CoqChecker:
     def start(self, key: Context) -> CoqSession:
         """A new session with the header loaded, and the load paths of its tree's
         _CoqProject (libraries compiled first); CheckerError if the header does not load."""
-        directory, header = key
+        directory, header, name = key
         known = self._header_errors.get(key)
         if known:
             raise CheckerError(known)
+        try:
+            limits = self.limits_for(name)
+        except InputError as exc:
+            raise CheckerError(str(exc)) from None
         self.on_event(f"starting coqtop for a header of {len(header.splitlines())} lines")
-        text, applied = compat.apply(header, coq_version())  # a header, never a statement
+        # a header, never a statement
+        text, applied = compat.apply(header, coq_version(limits.chain))
         path = self._file("h", text)
-        project = self._project(directory) if directory else None
+        project = self._project(directory, limits) if directory else None
         try:
             flags = project.prepare(path) if project is not None else []
         except CheckerError as exc:
@@ -257,8 +282,8 @@ class CoqChecker:
                 self._header_errors[key] = f"the header's libraries: {exc}"
             raise CheckerError(self._header_errors[key]) from None
         finally:
-            self._note_compat(applied, project)
-        session = CoqSession(self.workdir, self.limits, flags)
+            self._note_compat(applied, project, limits.chain)
+        session = CoqSession(self.workdir, limits, flags)
         try:
             error = session.load_file(path, HEADER_LIMIT)
         except (Timeout, CheckerError) as exc:
@@ -266,30 +291,33 @@ class CoqChecker:
         if error:
             session.close()
             with self._lock:
-                hint = newer_rocq_hint(header)
+                hint = newer_rocq_hint(header, limits.chain)
                 self._header_errors[key] = f"the header does not load{hint}: {error}"
             raise CheckerError(self._header_errors[key])
         session.snapshot()
         return session
 
-    def _project(self, directory: str) -> Project:
+    def _project(self, directory: str, limits: Limits) -> Project:
+        key = (directory, limits.chain.name)  # each toolchain compiles its own .vo files
         with self._lock:
-            if directory not in self._projects:
+            if key not in self._projects:
                 workers = self.settings.workers
-                project = Project(Path(directory), self.workdir, self.limits, workers)
+                project = Project(Path(directory), self.workdir, limits, workers)
                 project.cache = self.cache
-                self._projects[directory] = project
-            return self._projects[directory]
+                self._projects[key] = project
+            return self._projects[key]
 
-    def _note_compat(self, header: list[str], project: Project | None) -> None:
+    def _note_compat(self, header: list[str], project: Project | None, chain: Toolchain) -> None:
         """Say (once per rule) which compatibility rules this run applied, and to what."""
-        used = [(rule, "headers") for rule in header]
-        used += [(rule, "library files") for rule in sorted(project.applied if project else ())]
+        coq = chain.describe()
+        used = [(coq, rule, "headers") for rule in header]
+        applied = sorted(project.applied if project else ())
+        used += [(coq, rule, "library files") for rule in applied]
         with self._lock:
-            new = [pair for pair in used if pair not in self.compat_applied]
+            new = [entry for entry in used if entry not in self.compat_applied]
             self.compat_applied.update(new)
-        for rule, where in new:
-            self.on_event(f"compatibility with Coq {coq_version()}: {rule} (in {where})")
+        for coq, rule, where in new:
+            self.on_event(f"compatibility with {coq}: {rule} (in {where})")
 
     def unusable(self, worker: Worker, problem: Problem) -> str:
         """Why `problem`'s statement cannot be checked ("" when it type-checks)."""
