@@ -381,7 +381,10 @@ class Project:
         self.limits = limits
         self.workers = workers  # library files compiled at once
         self.lock = threading.Lock()
-        digest = hashlib.sha256(bytes(self.root)).hexdigest()[:16]
+        # one copy per directory, not per tree: the directories of one dune tree (NTP4VC's
+        # 202) share its root, and sharing one copy raced (a file read while another
+        # project rewrote it: a wrong cache key, a spurious ERROR)
+        digest = hashlib.sha256(bytes(root.resolve())).hexdigest()[:16]
         self.copy = workdir / f"project_{digest}_{limits.chain.name}"  # .vo files are Coq's own
         self.flags: list[str] = []
         self.cache = libraries.Cache()
