@@ -1,9 +1,9 @@
 # `make demo` and `make test` do all the set-up on a fresh Debian machine.
 PYTHON ?= python3
 VENV := .venv
-APT_PACKAGES := hol-light libnum-ocaml-dev ocaml-nox gcc camlp5 libcamlp-streams-ocaml-dev bubblewrap python3-venv chromium coq libcoq-hammer eprover z3 cvc4 libcoq-stdpp libcoq-coquelicot libcoq-mathcomp-ssreflect libcoq-mathcomp-fingroup libcoq-mathcomp-algebra libcoq-mathcomp-solvable libcoq-mathcomp-field libcoq-mathcomp-character libcoq-mathcomp-finmap libcoq-mathcomp-bigenough libcoq-mathcomp-real-closed libcoq-mathcomp-analysis libcoq-hierarchy-builder libcoq-elpi why3 why3-examples frama-c-base cvc5 spass libwhy3-ocaml-dev ocaml-findlib libcoq-flocq dpkg-dev libcoq-core-ocaml-dev
+APT_PACKAGES := hol-light libnum-ocaml-dev ocaml-nox gcc camlp5 libcamlp-streams-ocaml-dev bubblewrap python3-venv chromium coq libcoq-hammer eprover z3 cvc4 libcoq-stdpp libcoq-coquelicot libcoq-mathcomp-ssreflect libcoq-mathcomp-fingroup libcoq-mathcomp-algebra libcoq-mathcomp-solvable libcoq-mathcomp-field libcoq-mathcomp-character libcoq-mathcomp-finmap libcoq-mathcomp-bigenough libcoq-mathcomp-real-closed libcoq-mathcomp-analysis libcoq-hierarchy-builder libcoq-elpi why3 why3-examples frama-c-base cvc5 spass libwhy3-ocaml-dev ocaml-findlib libcoq-flocq dpkg-dev libcoq-core-ocaml-dev debootstrap
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench clean toolchain
 
 install: $(VENV)/.installed
 
@@ -19,7 +19,12 @@ $(VENV)/.installed: pyproject.toml scripts/install-debian-packages scripts/insta
 demo: install
 	$(VENV)/bin/proofeval demo
 
-test: install
+# The Debian 13 Coq toolchain (Coq 8.20.1) the tests also run on: built once with
+# debootstrap (root and the network; a few minutes), then reused from the data directory.
+toolchain: install
+	$(VENV)/bin/proofeval toolchain add debian13
+
+test: install toolchain
 	$(VENV)/bin/ruff check src tests benchmarks docs
 	$(VENV)/bin/pytest -q
 

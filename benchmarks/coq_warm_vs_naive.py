@@ -26,7 +26,7 @@ from pathlib import Path
 
 from proofeval.model import Attempt, Outcome, Problem
 from proofeval.provers.coq import CoqChecker
-from proofeval.provers.coq.session import OCAML_LIBRARIES
+from proofeval.provers.coq.toolchain import Toolchain
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.sandbox import bwrap_prefix
 
@@ -82,7 +82,7 @@ def naive(problem: Problem, answer: str, where: Path) -> tuple[float, float, flo
     text += f"Time Print Assumptions {name}.\n"
     source = where / "Attempt.v"
     source.write_text(text)
-    (where / "ocamlfind.conf").write_text(f'path="{OCAML_LIBRARIES}"\n')
+    (where / "ocamlfind.conf").write_text(f'path="{Toolchain().ocaml_path()}"\n')
     cmd = bwrap_prefix(writable=[where]) + ["coqc", "-q", str(source)]
     env = {"PATH": "/usr/bin", "HOME": str(where), "OCAMLFIND_CONF": str(where / "ocamlfind.conf")}
     start = time.monotonic()

@@ -15,6 +15,7 @@ from proofeval.errors import InputError
 from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq import CoqChecker
+from proofeval.provers.coq.toolchain import data_dir, installed
 from proofeval.provers.interface import CheckSettings, Job
 
 if shutil.which("coqtop") is None:
@@ -110,15 +111,31 @@ def test_a_missing_manifest_entry_is_one_input_error_naming_its_line(tmp_path: P
         load_benchmark(root)
 
 
-def check(jobs: list[tuple[Problem, str]], workers: int = 1, coqchk: bool = False) -> list[Outcome]:
+# The host's Coq and every toolchain built (debian13 skipped, saying how, when it is not):
+# a tree's library compiles with each toolchain's own coqdep and coqc.
+CHAINS = [
+    "host",
+    *installed(),
+    *[
+        pytest.param(name, marks=pytest.mark.skip(reason=f"the Coq toolchain {name} is not "
+                     f"built at {data_dir()}: `proofeval toolchain add {name}`"))
+        for name in ["debian13"] if name not in installed()
+    ],
+]  # fmt: skip
+
+
+def check(
+    jobs: list[tuple[Problem, str]], workers: int = 1, coqchk: bool = False, chain: str = ""
+) -> list[Outcome]:
     got: dict[int, Outcome] = {}
     batch = [Job(Attempt(p.id, i, a, a), p, 60) for i, (p, a) in enumerate(jobs)]
-    settings = CheckSettings(workers=workers, coqchk=coqchk)
+    settings = CheckSettings(workers=workers, coqchk=coqchk, coq_toolchain=chain)
     CoqChecker(settings, lambda a, o: got.__setitem__(a.index, o)).run(batch)
     return [got[i] for i in range(len(jobs))]
 
 
-def test_cases_check_against_the_compiled_library(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chain", CHAINS)
+def test_cases_check_against_the_compiled_library(tmp_path: Path, chain: str) -> None:
     root = write_tree(tmp_path / "tree")
     problems = {p.id: p for p in load_benchmark(root).problems}
     a, b = problems["arith/double_two"], problems["algebra/sub/double_comm"]
@@ -138,6 +155,7 @@ def test_cases_check_against_the_compiled_library(tmp_path: Path) -> None:
                 (lost, "trivial."),
             ],
             workers=2,
+            chain=chain,
         )
     finally:
         writable(root)
@@ -154,19 +172,22 @@ def test_cases_check_against_the_compiled_library(tmp_path: Path) -> None:
     assert outcomes[7].message == outcomes[8].message
 
 
-def test_coqchk_rechecks_a_proof_that_uses_the_library(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chain", CHAINS)
+def test_coqchk_rechecks_a_proof_that_uses_the_library(tmp_path: Path, chain: str) -> None:
     """--coqchk compiles the attempt with the session's load paths, in the same sandbox."""
     root = write_tree(tmp_path / "tree")
     a = {p.id: p for p in load_benchmark(root).problems}["arith/double_two"]
-    outcomes = check([(a, "rewrite double_add. reflexivity.")], workers=1, coqchk=True)
+    answer = "rewrite double_add. reflexivity."
+    outcomes = check([(a, answer)], workers=1, coqchk=True, chain=chain)
     assert outcomes[0].verdict is Verdict.OK, outcomes[0]
 
 
-def test_a_library_that_does_not_compile_is_one_precheck_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chain", CHAINS)
+def test_a_library_that_does_not_compile_is_one_precheck_error(tmp_path: Path, chain: str) -> None:
     root = write_tree(tmp_path / "tree")
     (root / "lib" / "Defs.v").write_text(DEFS + "Lemma broken : 1 = 2. Proof. reflexivity. Qed.\n")
     a = next(p for p in load_benchmark(root).problems if p.id == "arith/double_two")
-    outcome = check([(a, "reflexivity.")])[0]
+    outcome = check([(a, "reflexivity.")], chain=chain)[0]
     assert (outcome.verdict, outcome.stage) == (Verdict.ERROR, Stage.PRECHECK)
     assert "the library file lib/Defs.v does not compile" in outcome.message
 

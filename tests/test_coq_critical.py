@@ -1,8 +1,10 @@
-"""Coq 8.16.1's known kernel bugs (rocq-prover/rocq, dev/doc/critical-bugs.md) against
-the checker. Each entry that affects 8.16.1 and that an answer can reach is here three
-times: reproduced with plain coqc (the attack is real: False is proved), as an answer
-(the answer-language filter refuses it at precheck), and with the filter out of the way
-(a header's innocent-looking Ltac builds the same term, the answer only calls it: the
+"""Coq's known kernel bugs (rocq-prover/rocq, dev/doc/critical-bugs.md) against the
+checker, on every Coq toolchain installed (the host's 8.16.1, Debian 13's 8.20.1; a
+toolchain not built is a skipped case that says how to build it). Each entry that an
+answer can reach is here three times: reproduced with the toolchain's plain coqc where
+its Coq has the bug (the attack is real: False is proved), as an answer (the
+answer-language filter refuses it at precheck), and with the filter out of the way (a
+header's innocent-looking Ltac builds the same term, the answer only calls it: the
 proof-term audit alone must keep it from OK). The reproductions are written for these
 tests, after the bug reports."""
 
@@ -18,6 +20,7 @@ import pytest
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq import CoqChecker
 from proofeval.provers.coq.session import coq_version
+from proofeval.provers.coq.toolchain import OCAML_RUNTIME, data_dir, installed, resolve
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.runs.check import CheckOptions, run_check
 
@@ -25,6 +28,16 @@ if shutil.which("coqtop") is None:
     pytest.skip("Coq is not installed (make install)", allow_module_level=True)
 
 FALSE = "Theorem thm : False."
+# Every toolchain installed, and debian13 (which `make test` builds) even when it is not.
+CHAINS = [
+    "host",
+    *installed(),
+    *[
+        pytest.param(name, marks=pytest.mark.skip(reason=f"the Coq toolchain {name} is not "
+                     f"built at {data_dir()}: `proofeval toolchain add {name}`"))
+        for name in ["debian13"] if name not in installed()
+    ],
+]  # fmt: skip
 
 # rocq #20413 (guard checker forgot the non-structural arguments of a fixpoint; 8.16 to
 # 9.0.0): `loop`'s third argument calls `loop` on anything. A transparent constant keeps
@@ -85,6 +98,21 @@ VM19402 = "assert (H : addmuldiv 64 1 1 = 1%uint63) by (vm_compute; reflexivity)
 VM19402_LTAC = "Ltac by_evaluation := vm_compute; reflexivity."
 VM19402_VIA_LTAC = "assert (H : addmuldiv 64 1 1 = 1%uint63) by by_evaluation." + VM_REST
 
+# The Coq versions each bug affects, as critical-bugs.md gives them (first, last).
+AFFECTS = {
+    "guard #20413": ((8, 16), (9, 0)),
+    "guard #20455": ((8, 16), (9, 0)),
+    "guard #21839": ((8, 16), (9, 2)),
+    "vm #19402": ((8, 10), (8, 19)),
+}
+
+
+def affected(name: str, chain: str) -> bool:
+    version = tuple(int(p) for p in coq_version(resolve(chain)).split(".")[:2])
+    first, last = AFFECTS[name]
+    return first <= version <= last
+
+
 # name: (header, answer, header Ltac that builds it, answer that only calls the Ltac)
 EXPLOITS = {
     "guard #20413": ("", G20413, G20413_LTAC, G20413_VIA_LTAC),
@@ -94,21 +122,31 @@ EXPLOITS = {
 }
 
 
-def coqc_proves_false(header: str, answer: str, tmp_path: Path) -> str:
-    """Compile header + `Theorem thm : False.` + answer with plain coqc (the answer's
-    auxiliary lemmas before the theorem); its output."""
+def coqc(header: str, answer: str, tmp_path: Path, chain: str) -> subprocess.CompletedProcess:
+    """Compile header + `Theorem thm : False.` + answer with the toolchain's plain coqc
+    (the answer's auxiliary lemmas before the theorem)."""
     lemmas, main = answer.rsplit("Qed.", 1) if answer.startswith("Lemma") else ("", answer)
     lemmas += "Qed." if lemmas else ""
     source = tmp_path / "Exploit.v"
     text = f"{header}\n{lemmas}\n{FALSE}\nProof.\n{main}\nQed.\nPrint Assumptions thm.\n"
     source.write_text(text)
-    done = subprocess.run(
-        ["coqc", "-q", "-Q", str(tmp_path), "T", str(source)],
+    toolchain = resolve(chain)
+    conf = tmp_path / "ocamlfind.conf"
+    conf.write_text(f'path="{toolchain.ocaml_path()}"\n')
+    prefix = toolchain.sandbox(writable=[tmp_path], sandbox=False)
+    env = {"PATH": "/usr/bin:/bin", "OCAMLFIND_CONF": str(conf), **OCAML_RUNTIME}
+    return subprocess.run(
+        [*prefix, "coqc", "-q", "-Q", str(tmp_path), "T", str(source)],
         capture_output=True,
         text=True,
         cwd=tmp_path,
         timeout=120,
+        env=env,
     )
+
+
+def coqc_proves_false(header: str, answer: str, tmp_path: Path, chain: str = "host") -> str:
+    done = coqc(header, answer, tmp_path, chain)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -120,40 +158,52 @@ def check_all(prob: Problem, answers: list[str], **settings) -> list[Outcome]:
     return [got[i] for i in range(len(answers))]
 
 
-@pytest.mark.skipif(not coq_version().startswith("8.16"), reason="reproduced on Coq 8.16")
+@pytest.mark.parametrize("chain", CHAINS)
 @pytest.mark.parametrize("name", EXPLOITS)
-def test_each_bug_proves_false_with_plain_coqc(name: str, tmp_path: Path) -> None:
+def test_each_bug_proves_false_with_plain_coqc(name: str, chain: str, tmp_path: Path) -> None:
+    """Where the bug affects the toolchain's Coq, the exploit proves False with plain
+    coqc (the attack is real there); where it does not, coqc rejects it."""
     header, answer, ltac, via_ltac = EXPLOITS[name]
-    printed = coqc_proves_false(header, answer, tmp_path)
+    (tmp_path / "ltac").mkdir()
+    if not affected(name, chain):
+        assert coqc(header, answer, tmp_path, chain).returncode != 0
+        return
+    printed = coqc_proves_false(header, answer, tmp_path, chain)
     if not name.startswith("vm"):
         assert "Closed under the global context" in printed
     # the same through the header's tactic: the filter-free form is a real attack too
-    (tmp_path / "ltac").mkdir()
-    assert coqc_proves_false(f"{header}{ltac}\n", via_ltac, tmp_path / "ltac")
+    assert coqc_proves_false(f"{header}{ltac}\n", via_ltac, tmp_path / "ltac", chain)
 
 
-def test_as_answers_they_are_refused_at_precheck() -> None:
+@pytest.mark.parametrize("chain", CHAINS)
+def test_as_answers_they_are_refused_at_precheck(chain: str) -> None:
     outcomes = []
     for header, answer, _ltac, _via in EXPLOITS.values():
         prob = Problem(id="p", statement=FALSE, prover="coq", header=header or "\n")
-        outcomes += check_all(prob, [answer])
+        outcomes += check_all(prob, [answer], coq_toolchain=chain)
     assert [(o.verdict, o.stage) for o in outcomes] == [(Verdict.ERROR, Stage.PRECHECK)] * 4
     assert all("not allowed" in o.message for o in outcomes), outcomes
 
 
-def test_the_audit_alone_refuses_what_a_header_tactic_builds() -> None:
+@pytest.mark.parametrize("chain", CHAINS)
+def test_the_audit_alone_refuses_what_a_header_tactic_builds(chain: str) -> None:
     """The answer names no fix and no vm_compute: only the audit of the proof terms
     after Qed stands between it and OK, with and without coqchk (which shares the guard
-    checker's bugs)."""
+    checker's bugs). A bug the toolchain's Coq does not have may fail earlier (FAIL:
+    Coq rejects the term), never OK."""
     for name, (header, _answer, ltac, via_ltac) in EXPLOITS.items():
         prob = Problem(id="p", statement=FALSE, prover="coq", header=f"{header}{ltac}\n")
         for coqchk in (False, True):
-            (outcome,) = check_all(prob, [via_ltac], coqchk=coqchk)
+            (outcome,) = check_all(prob, [via_ltac], coqchk=coqchk, coq_toolchain=chain)
+            if not affected(name, chain):
+                assert outcome.verdict in (Verdict.FAIL, Verdict.ERROR), (name, outcome)
+                continue
             assert (outcome.verdict, outcome.stage) == (Verdict.ERROR, Stage.CHECK), (name, outcome)
             assert "proof term holds" in outcome.message, (name, outcome)
 
 
-def test_the_audit_keeps_honest_reflection_and_library_recursion() -> None:
+@pytest.mark.parametrize("chain", CHAINS)
+def test_the_audit_keeps_honest_reflection_and_library_recursion(chain: str) -> None:
     """lia and ring close goals by a VM cast on inductive data, induction and simpl use
     the library's fixpoints: none of it reaches a listed bug, all of it stays OK."""
     prob = Problem(
@@ -168,11 +218,12 @@ def test_the_audit_keeps_honest_reflection_and_library_recursion() -> None:
         "induction n; intros; simpl; lia.",
         "Lemma twice (k : nat) : k * 2 = k + k. Proof. lia. Qed. intros. rewrite twice. lia.",
     ]
-    outcomes = check_all(prob, answers)
+    outcomes = check_all(prob, answers, coq_toolchain=chain)
     assert [o.verdict for o in outcomes] == [Verdict.OK] * len(answers), outcomes
 
 
-def test_the_audit_keeps_obviously_structural_fixpoints() -> None:
+@pytest.mark.parametrize("chain", CHAINS)
+def test_the_audit_keeps_obviously_structural_fixpoints(chain: str) -> None:
     """A header tactic's `fix` whose every call is on a field of a match on its argument,
     and a library fixpoint copied into the term, stay OK."""
     header = (
@@ -189,18 +240,20 @@ def test_the_audit_keeps_obviously_structural_fixpoints() -> None:
         prover="coq",
         header=header,
     )
-    outcomes = check_all(recursion, ["by_recursion."]) + check_all(copy, ["intros p. by_copy p."])
+    outcomes = check_all(recursion, ["by_recursion."], coq_toolchain=chain)
+    outcomes += check_all(copy, ["intros p. by_copy p."], coq_toolchain=chain)
     assert [o.verdict for o in outcomes] == [Verdict.OK, Verdict.OK], outcomes
 
 
-def test_the_audit_refuses_a_vm_cast_over_primitive_integers_but_not_over_nat() -> None:
+@pytest.mark.parametrize("chain", CHAINS)
+def test_the_audit_refuses_a_vm_cast_over_primitive_integers_but_not_over_nat(chain: str) -> None:
     header = UINT63 + "Ltac by_evaluation := vm_compute; reflexivity.\n"
     prob = Problem(id="p", statement="Theorem thm : 2 + 2 = 4.", prover="coq", header=header)
     uint = Problem(
         id="q", statement="Theorem thm : (2 + 2 = 4)%uint63.", prover="coq", header=header
     )
-    (on_nat,) = check_all(prob, ["by_evaluation."])
-    (on_uint,) = check_all(uint, ["by_evaluation."])
+    (on_nat,) = check_all(prob, ["by_evaluation."], coq_toolchain=chain)
+    (on_uint,) = check_all(uint, ["by_evaluation."], coq_toolchain=chain)
     assert on_nat.verdict is Verdict.OK, on_nat
     assert on_uint.verdict is Verdict.ERROR and "primitive integers" in on_uint.message
 

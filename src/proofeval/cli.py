@@ -21,6 +21,7 @@ from proofeval.commands import (
     run,
     select,
     serve,
+    toolchain,
     validate,
 )
 from proofeval.errors import CheckerError, InputError
@@ -42,6 +43,7 @@ COMMANDS = (
     serve,
     mcp,
     select,
+    toolchain,
 )
 
 

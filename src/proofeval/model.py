@@ -27,7 +27,8 @@ class Problem:
     `header` is the context (for HOL Light: OCaml setup text loaded before the goal);
     `directory` is where relative loads in the header resolve ("" for none);
     `timeout` is a per-problem limit in seconds when the benchmark gives one;
-    `reference` is the known proof, never shown to a model.
+    `reference` is the known proof, never shown to a model;
+    `coq_toolchain` names the Coq toolchain a Coq problem is stated for ("": the host's).
     """
 
     id: str
@@ -39,6 +40,7 @@ class Problem:
     directory: str = ""
     timeout: float | None = None
     reference: str | None = None
+    coq_toolchain: str = ""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from proofeval.model import Attempt, Problem, Verdict
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.registry import supported
 from proofeval.report.table import format_grid, write_results_csv
-from proofeval.runs.check import check_jobs
+from proofeval.runs.check import check_jobs, record_provers
 from proofeval.store import ResultRow, RunStore
 
 CSV_NAME = "baseline.csv"
@@ -28,7 +28,8 @@ class BaselineOptions:
     problems: Path
     out: Path
     method: str
-    tactic_timeout: float = 10.0
+    tactic_timeout: float | None = None  # None: the method's default (tactics.py)
+    problem_timeout: float | None = None  # the paper's budget per problem (hammer: ATPLimit)
     settings: CheckSettings = CheckSettings()
     selection: Selection = Selection()
 
@@ -52,7 +53,7 @@ class Solve:
 def run_baseline(opts: BaselineOptions, warm: dict[str, object] | None = None) -> list[Solve]:
     """Check what the run directory lacks, write results.csv and baseline.csv; the solves."""
     loaded = load_benchmark(opts.problems, opts.selection).problems
-    problems = {p.id: tactics.with_tools(p, opts.method) for p in loaded}
+    problems = {p.id: tactics.with_tools(p, opts.method, opts.problem_timeout) for p in loaded}
     attempts = _portfolio_attempts(problems.values(), opts.method)
     store = RunStore(opts.out)
     try:
@@ -62,15 +63,28 @@ def run_baseline(opts: BaselineOptions, warm: dict[str, object] | None = None) -
         pending = store.pending(attempts)
         if len(pending) < len(attempts):
             say(f"{len(attempts) - len(pending)} of {len(attempts)} attempts already checked")
-        jobs = [Job(a, problems[a.problem_id], opts.tactic_timeout) for a in pending]
+        jobs = [
+            Job(a, problems[a.problem_id], budget(opts, problems[a.problem_id])) for a in pending
+        ]
         check_jobs(jobs, store, opts.settings, warm)
         rows = store.results()
     finally:
         store.close()
+    record_provers(opts.out, list(problems.values()), opts.settings)
     write_results_csv(rows, opts.out / "results.csv")
     solves = summarize(rows, problems, opts.method)
     write_baseline_csv(solves, opts.out / CSV_NAME)
     return solves
+
+
+def budget(opts: BaselineOptions, problem: Problem) -> float:
+    """A tactic's wall-clock budget: --problem-timeout, else --tactic-timeout, else the
+    method's default."""
+    if opts.problem_timeout is not None:
+        return opts.problem_timeout
+    if opts.tactic_timeout is not None:
+        return opts.tactic_timeout
+    return tactics.default_timeout(problem.prover, opts.method)
 
 
 def _portfolio_attempts(problems, method: str) -> list[Attempt]:

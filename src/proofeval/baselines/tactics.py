@@ -7,6 +7,7 @@ not code. A method a prover lacks is named in UNAVAILABLE with the reason.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, replace
 
 from proofeval.errors import InputError
@@ -42,6 +43,39 @@ TOOLS: dict[tuple[str, str], str] = {
     ("coq", "portfolio"): f"From Coq Require Import Lia Lra Psatz.\n{_HAMMER}",
     ("coq", "hammer"): _HAMMER,
 }
+
+# CoqHammer's own budgets (its defaults, `Set Hammer ATPLimit` / `ReconstrLimit`), and the
+# seconds coqtop needs around them: the default budget of the hammer tactic is their sum, so
+# that the wall clock never cuts CoqHammer before its own limits do.
+HAMMER_ATP_LIMIT = 20
+HAMMER_RECONSTR_LIMIT = 5
+HAMMER_SLACK = 5
+DEFAULT_TIMEOUT = 10.0  # seconds per tactic of other methods
+METHOD_TIMEOUT: dict[tuple[str, str], float] = {
+    ("coq", "hammer"): float(HAMMER_ATP_LIMIT + HAMMER_RECONSTR_LIMIT + HAMMER_SLACK),
+}
+# The ATPs CoqHammer calls, by the program it runs (in the checker's PATH).
+HAMMER_ATPS = {"E": "eprover", "CVC4": "cvc4", "Z3": "z3_tptp", "Vampire": "vampire"}
+CHECKER_PATH = "/usr/libexec/coq-hammer:/usr/bin:/bin"
+
+
+def default_timeout(prover: str, method: str) -> float:
+    """Each tactic's wall-clock budget when none is given."""
+    return METHOD_TIMEOUT.get((prover, method), DEFAULT_TIMEOUT)
+
+
+def hammer_atps() -> tuple[list[str], list[str]]:
+    """(the ATPs CoqHammer finds here, those it does not)."""
+    found = {n: shutil.which(p, path=CHECKER_PATH) is not None for n, p in HAMMER_ATPS.items()}
+    return [n for n, ok in found.items() if ok], [n for n, ok in found.items() if not ok]
+
+
+def hammer_limit(problem_timeout: float) -> str:
+    """The header line that gives CoqHammer's ATPs the paper's per-problem budget, less
+    reconstruction and coqtop's own time."""
+    atp = max(1, int(problem_timeout) - HAMMER_RECONSTR_LIMIT - HAMMER_SLACK)
+    return f"Set Hammer ATPLimit {atp}."
+
 
 # How an answer of each prover states one tactic ("{}" is the tactic).
 SCRIPTS: dict[str, str] = {"hol-light": "{}", "coq": "Proof. {}. Qed."}
@@ -83,7 +117,12 @@ def attempts(problem: Problem, method: str) -> list[Attempt]:
     ]
 
 
-def with_tools(problem: Problem, method: str) -> Problem:
-    """`problem` with the tools `method` needs loaded before its header."""
+def with_tools(problem: Problem, method: str, problem_timeout: float | None = None) -> Problem:
+    """`problem` with the tools `method` needs loaded before its header (for the hammer
+    with a per-problem budget, the ATPs' limit raised to it)."""
     tools = TOOLS.get((problem.prover, method))
-    return problem if tools is None else replace(problem, header=f"{tools}\n{problem.header}")
+    if tools is None:
+        return problem
+    if problem_timeout is not None and (problem.prover, method) == ("coq", "hammer"):
+        tools += "\n" + hammer_limit(problem_timeout)
+    return replace(problem, header=f"{tools}\n{problem.header}")

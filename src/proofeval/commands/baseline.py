@@ -57,9 +57,20 @@ def configure(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--tactic-timeout",
         type=positive(float),
-        default=10.0,
+        default=None,
         metavar="SECONDS",
-        help="wall-clock budget of each tactic on each problem (default %(default)s)",
+        help=f"wall-clock budget of each tactic on each problem (default "
+        f"{tactics.DEFAULT_TIMEOUT:g}; coq hammer: CoqHammer's own limits, ATPs "
+        f"{tactics.HAMMER_ATP_LIMIT} s + reconstruction {tactics.HAMMER_RECONSTR_LIMIT} s + "
+        f"{tactics.HAMMER_SLACK} s = {tactics.default_timeout('coq', 'hammer'):g})",
+    )
+    p.add_argument(
+        "--problem-timeout",
+        type=positive(float),
+        default=None,
+        metavar="SECONDS",
+        help="a paper's budget per problem instead (NTP4VC's hammer row: 600): each tactic "
+        "gets it, and CoqHammer's ATPs get it less reconstruction (Set Hammer ATPLimit)",
     )
     add_atp_options(p)
     add_checker_options(p)
@@ -98,11 +109,18 @@ def run(args: argparse.Namespace) -> int:
         return run_atp(args)
     if args.timeout_map is not None or args.timeouts is not None:
         say("warning: --timeout-map and --timeouts are not used: each tactic has --tactic-timeout")
+    if args.method == "hammer":
+        present, missing = tactics.hammer_atps()
+        say(
+            f"CoqHammer's ATPs: {', '.join(present) or 'none'} present; "
+            f"{', '.join(missing) or 'none'} missing (Vampire is not in Debian)"
+        )
     opts = BaselineOptions(
         problems=args.problems,
         out=args.out,
         method=args.method,
         tactic_timeout=args.tactic_timeout,
+        problem_timeout=args.problem_timeout,
         settings=checker_settings(args),
         selection=selection(args),
     )

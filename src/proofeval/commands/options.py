@@ -6,6 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
+from proofeval.provers.coq import resolve
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT
 from proofeval.provers.interface import CheckSettings
 
@@ -94,6 +95,15 @@ def add_checker_options(p: argparse.ArgumentParser) -> None:
         "each OK's message (default %(default)s)",
     )
     g.add_argument(
+        "--coq",
+        default="",
+        metavar="NAME",
+        help="Coq: the toolchain every Coq problem runs on, overriding a problem's "
+        '"coq_toolchain": host (the installed Coq), a name from `proofeval toolchain list` '
+        "(debian13: Coq 8.20.1), or a Coq version one of them has (8.20) (default: each "
+        "problem's own, else the host's)",
+    )
+    g.add_argument(
         "--coqchk",
         action="store_true",
         help="Coq: also re-check each OK attempt, compiled, with coqchk (the kernel twice)",
@@ -109,4 +119,10 @@ def checker_settings(args: argparse.Namespace) -> CheckSettings:
         native=args.native,
         coqchk=args.coqchk,
         replay=args.replay == "on",
+        coq_toolchain=coq_toolchain(args.coq),
     )
+
+
+def coq_toolchain(name: str) -> str:
+    """The name of the toolchain --coq names, checked before anything runs."""
+    return resolve(name).name if name else ""

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from proofeval.commands.bench_options import BENCH_HELP, add_benchmark_options, selection
 from proofeval.commands.generate import add_template_option
 from proofeval.errors import InputError
 from proofeval.generate.prompts import render
@@ -20,7 +21,8 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "standard output, each after a line `===== <problem id> =====`, or with --out as "
         "one file <problem id>.txt each.",
     )
-    p.add_argument("problems", type=Path, help="a benchmark directory or .jsonl file")
+    p.add_argument("problems", type=Path, help=BENCH_HELP)
+    add_benchmark_options(p)
     add_template_option(p)
     p.add_argument(
         "--problem",
@@ -38,7 +40,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    problems = load_benchmark(args.problems).problems
+    problems = load_benchmark(args.problems, selection(args)).problems
     if args.problem:
         unknown = sorted(set(args.problem) - {p.id for p in problems})
         if unknown:

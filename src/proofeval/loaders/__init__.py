@@ -25,7 +25,8 @@ LAYOUTS = (
     "s2n-bignum-bench (an official build with problems.json, or <id>/setup.ml + query.txt "
     "subdirectories); a plain tree of Rocq .v files, one theorem each, ids from their paths "
     "(PutnamBench's coq/ or coq/src/); a Rocq tree with a case manifest (cases.txt or "
-    "cases.json at its root, or any file given by --manifest); miniF2F-rocq (a directory "
+    "cases.json at its root, or any file given by --manifest); NTP4VC as published (its "
+    "test_set.rocq.lst, libraries from its dune files); miniF2F-rocq (a directory "
     "with test/ and valid/ of .v files); verification conditions `build why3` or "
     "`build frama-c` wrote; a .jsonl file of problems (proofeval's own or NeMo-Skills')"
 )

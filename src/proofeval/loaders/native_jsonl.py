@@ -61,6 +61,7 @@ def _problem(where: str, row: dict, base: Path, benchmark: str) -> Problem:
         directory=str((base / directory).absolute()) if directory else "",
         timeout=_timeout(where, row.get("timeout")),
         reference=_optional(where, row, "reference"),
+        coq_toolchain=_string(where, row, "coq_toolchain", ""),
     )
 
 

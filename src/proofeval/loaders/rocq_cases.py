@@ -2,30 +2,36 @@
 as its placeholder, a manifest listing the cases, and shared library files the cases
 import, declared in the root's `_CoqProject` (`-Q DIR NAME` / `-R DIR NAME` lines).
 
-The manifest is `cases.txt` (one path a line, relative to the root; blank lines and
-`#` comments are skipped) or `cases.json` (a JSON list of such paths) at the tree's root;
+The manifest is `cases.txt` or NTP4VC's `test_set.rocq.lst` (one path a line, relative
+to the root; blank lines and `#` comments are skipped) or `cases.json` (a JSON list of such
+paths) at the tree's root;
 the benchmark path is the root or the manifest itself. A manifest of any other name is
 given by `--manifest FILE` (paths relative to the benchmark directory, else the file's).
 A case's problem is the theorem whose proof is `Admitted.` (the last one, if
 several; else the one named as the file): its statement verbatim, the text before it as
 the header, what follows dropped. A case with neither is skipped with its reason; the
 others still load. The id is
-the case's path without `.v`, the category its first directory under the root, and the
-problem's `directory` the root, from which the Coq checker reads `_CoqProject`.
+the case's path without `.v`, the category its first directory under the root (NTP4VC's:
+ntp4vc.py), and the problem's `directory` the root, from which the Coq checker reads
+`_CoqProject`; without one, a case in a directory with a dune theory (NTP4VC) has that
+directory, whose stanza names the theories the checker compiles (provers/coq/dune.py).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from proofeval.errors import InputError, read_text
+from proofeval.loaders import ntp4vc
 from proofeval.loaders.rocq_tree import Skipped, declared_name
 from proofeval.model import Problem
+from proofeval.provers.coq import dune
 from proofeval.provers.coq.policy import DECLARATIONS
 from proofeval.provers.coq.sentences import Sentence, SentenceError, split
+from proofeval.provers.coq.session import PROJECT_FILE
 
-MANIFESTS = ("cases.txt", "cases.json")
+MANIFESTS = ("cases.txt", "cases.json", ntp4vc.MANIFEST)
 
 
 def manifest_of(path: Path) -> Path | None:
@@ -56,9 +62,11 @@ def load(
         if pid in seen:
             raise InputError(f"{where}: {entry} is listed twice (first at {seen[pid]})")
         seen[pid] = where
-        category = relative.parts[0] if len(relative.parts) > 1 else "uncategorized"
+        category = ntp4vc.category(PurePosixPath(relative.as_posix())) or (
+            relative.parts[0] if len(relative.parts) > 1 else "uncategorized"
+        )
         try:
-            problems.append(_problem(file, pid, category, name, root))
+            problems.append(_problem(file, pid, category, name, _libraries(root, file)))
         except InputError as exc:
             skipped.append(Skipped(pid, str(exc)))
     if not problems:
@@ -89,6 +97,14 @@ def _entries(manifest: Path) -> list[tuple[str, str]]:
         for number, line in lines
         if line.strip() and not line.lstrip().startswith("#")
     ]
+
+
+def _libraries(root: Path, file: Path) -> Path:
+    """Where the checker finds a case's libraries: the root's _CoqProject, else the dune
+    theory of the case's own directory (NTP4VC), else the root."""
+    if (root / PROJECT_FILE).is_file() or not (file.parent / dune.DUNE).is_file():
+        return root
+    return file.parent
 
 
 def _problem(file: Path, pid: str, category: str, benchmark: str, root: Path) -> Problem:

@@ -32,7 +32,8 @@ class CheckSettings:
     ("on"), as the bytecode toplevel ("off"), or natively where it can be ("auto");
     coqchk: re-check each compiled Coq attempt with coqchk; replay: HOL Light replays
     the kernel steps behind each OK in a clean process (off: OK is the attempt's word,
-    for measuring the line's cost or checking trusted references)."""
+    for measuring the line's cost or checking trusted references); coq_toolchain: the Coq
+    toolchain every Coq problem runs on, overriding the problem's own ("": its own)."""
 
     workers: int = 2
     memory_mb: int = 4096
@@ -41,6 +42,7 @@ class CheckSettings:
     native: str = "auto"
     coqchk: bool = False
     replay: bool = True
+    coq_toolchain: str = ""  # --coq: the Coq toolchain of every problem ("": their own)
 
 
 class Checker(Protocol):

@@ -52,6 +52,21 @@ def benchmark_warnings(problems: Iterable[Problem]) -> list[str]:
     return coq_warnings(problems)
 
 
+def prover_versions(problems: Iterable[Problem], settings: CheckSettings) -> list[str]:
+    """The exact provers that check `problems` under `settings`, for results and reports
+    to record; so far Coq's, one line per toolchain ("Coq 8.20.1 (debian13)")."""
+    from proofeval.provers.coq.toolchain import resolve
+
+    names = {settings.coq_toolchain or p.coq_toolchain for p in problems if p.prover == "coq"}
+    described = []
+    for name in sorted(names):
+        try:
+            described.append(resolve(name).describe())
+        except InputError as exc:  # each attempt of its problems says so as its ERROR
+            described.append(f"Coq toolchain {name!r}: {exc}")
+    return described
+
+
 @dataclass(frozen=True)
 class Warm:
     """A prover's ready process that checkers share (given to them as `warm`), and how to

@@ -21,22 +21,27 @@ SCRATCH_BYTES = 1 << 30
 TOP_LEVEL_SYSTEM = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 
-def _system_binds() -> list[str]:
-    binds = ["--ro-bind", "/usr", "/usr"]
+def _system_binds(system: Path) -> list[str]:
+    """/usr and the top-level system links of the root `system` ("/": the host's own)."""
+    binds = ["--ro-bind", str(system / "usr"), "/usr"]
     for name in TOP_LEVEL_SYSTEM:
-        path = Path(name)
+        path = system / name.lstrip("/")
         if path.is_symlink():
             binds += ["--symlink", str(path.readlink()), name]
         elif path.is_dir():
-            binds += ["--ro-bind", name, name]
+            binds += ["--ro-bind", str(path), name]
     return binds
 
 
 def bwrap_prefix(
-    writable: Iterable[Path] = (), read_only: Iterable[Path] = (), as_pid_1: bool = False
+    writable: Iterable[Path] = (),
+    read_only: Iterable[Path] = (),
+    as_pid_1: bool = False,
+    system: Path = Path("/"),
 ) -> list[str]:
     """The bwrap command line that wraps a prover: `read_only` paths are shown read-only,
     `writable` ones read-write, each at its own path; nothing else of the host is.
+    `system`: the root whose /usr the prover sees (a toolchain's, or the host's).
 
     `as_pid_1`: the prover is the sandbox's first process, and bwrap's own process (whose
     descriptors anything inside could otherwise open through /proc/1) stays outside. The
@@ -55,7 +60,7 @@ def bwrap_prefix(
         "--cap-drop",
         "ALL",
         *(["--as-pid-1"] if as_pid_1 else []),
-        *_system_binds(),
+        *_system_binds(system),
         "--dev",
         "/dev",
         "--proc",

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 from tqdm import tqdm
 
 from proofeval.console import say
 from proofeval.errors import InputError
+from proofeval.files import write_text_atomically
 from proofeval.generate.extract import extract
 from proofeval.loaders import Benchmark, Selection, load_benchmark, skipped_summary
 from proofeval.loaders.answers import read_answers, unknown_summary
 from proofeval.metrics import compute
-from proofeval.model import Attempt, Outcome, Problem
+from proofeval.model import Attempt, Outcome, Problem, one_line
 from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
 from proofeval.provers.registry import (
     WARM_STARTERS,
@@ -23,6 +26,7 @@ from proofeval.provers.registry import (
     benchmark_warnings,
     check_all,
     check_error,
+    prover_versions,
     start_warm,
 )
 from proofeval.report.feedback_jsonl import FEEDBACK_FILE, write_feedback_jsonl
@@ -158,6 +162,7 @@ def checked(
         store.close()
         for process in started:
             process.close()
+    record_provers(opts.out, bench.problems, opts.settings)
     write_results_csv(rows, opts.out / "results.csv")
     write_feedback_jsonl(rows, feedback, opts.out / FEEDBACK_FILE)
     if opts.official_csv is not None:
@@ -196,6 +201,18 @@ def _explain(
         say(f"feedback on {kept} FAIL{'s' if kept != 1 else ''}: {opts.out / FEEDBACK_FILE}")
 
 
+PROVERS_FILE = "provers.json"
+
+
+def record_provers(out: Path, problems: list[Problem], settings: CheckSettings) -> None:
+    """Say which exact provers checked the run, and keep it in RUN_DIR/provers.json."""
+    versions = prover_versions(problems, settings)
+    if versions:
+        say(f"checked with {'; '.join(versions)}")
+    document = json.dumps({"provers": versions}, indent=1) + "\n"
+    write_text_atomically(out / PROVERS_FILE, document)
+
+
 def check_jobs(
     jobs: list[Job],
     store: RunStore,
@@ -226,12 +243,24 @@ def check_jobs(
                 bar.set_postfix(counts)
             else:
                 say(message)
+                log_event(store, message)
 
         if remote is not None:
             remote(jobs, settings, record, event)
             return
         problems = {j.problem.id: j.problem for j in jobs}.values()
         check_all(jobs, problems, settings, record, event, warm)
+
+
+EVENTS_FILE = "events.txt"
+
+
+def log_event(store: RunStore, message: str) -> None:
+    """Keep a checker's news in the run directory (which compatibility rules a Coq run
+    applied, what its library build compiled), one timestamped line each."""
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    with open(store.path.parent / EVENTS_FILE, "a", encoding="utf-8") as log:
+        log.write(f"{stamp} {one_line(message, 2000)}\n")
 
 
 def check_and_print(opts: CheckOptions) -> int:

@@ -23,6 +23,7 @@ from proofeval.model import Attempt, Generation, Outcome, Problem
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.registry import check_all, supported
 from proofeval.report.table import write_results_csv
+from proofeval.runs.check import ROUTINE, log_event, record_provers
 from proofeval.runs.generate import (
     ANSWERS_FILE,
     Extraction,
@@ -137,6 +138,7 @@ def run_pipeline(opts: RunOptions, warm: dict[str, object] | None = None) -> lis
         generations = [g for g in store.generations() if g.problem_id in pipeline.problems]
     finally:
         store.close()
+    record_provers(opts.out, problems, opts.settings)
     write_results_csv(rows, opts.out / "results.csv")
     verdicts = {(r.problem_id, r.attempt): r.verdict for r in rows}
     write_answers(
@@ -168,13 +170,19 @@ def _stream(
             pipeline.problems.values(),
             pipeline.opts.settings,
             record,
-            say,
+            lambda message: _event(pipeline.store, message),
             warm,
         )
     finally:
         pipeline.generator.cancel()  # the checker failed or was interrupted: stop asking
         producer.join()
         progress.close()
+
+
+def _event(store: RunStore, message: str) -> None:
+    say(message)
+    if not message.startswith(ROUTINE):
+        log_event(store, message)
 
 
 def _earlier_attempts(

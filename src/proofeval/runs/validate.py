@@ -23,7 +23,7 @@ from proofeval.loaders import Selection, load_benchmark, skipped_summary
 from proofeval.model import Attempt, Problem, Stage, Verdict
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.registry import check_error
-from proofeval.runs.check import check_jobs
+from proofeval.runs.check import check_jobs, record_provers
 from proofeval.store import ResultRow, RunStore
 
 PROBES = {"coq": "idtac.", "hol-light": "ALL_TAC"}
@@ -103,6 +103,7 @@ def validate(opts: ValidateOptions, warm: dict[str, object] | None = None) -> li
     health = judge(bench.problems, rows)
     valid = [h.problem_id for h in health if h.status == ELABORATES]
     write_text_atomically(opts.out / VALID_LIST, "".join(f"{pid}\n" for pid in valid))
+    record_provers(opts.out, bench.problems, opts.settings)
     return health
 
 

@@ -15,6 +15,7 @@ import argparse
 import functools
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -22,6 +23,7 @@ import threading
 from pathlib import Path
 
 from proofeval.errors import CheckerError
+from proofeval.provers.coq.toolchain import HOST_CHAIN, OCAML_RUNTIME, Toolchain
 
 SOURCE = Path(__file__).with_name("plugin")
 PACKAGE = "proofeval-audit"  # the findlib package; Coq loads "proofeval-audit.plugin"
@@ -48,29 +50,32 @@ def cache_root() -> Path:
     return Path(base) / "proofeval" / "coq-audit"
 
 
-def built() -> Path:
-    """The directory holding `proofeval-audit/` (META and the plugin), built if needed;
-    CheckerError saying what is missing when it cannot be built."""
-    target = cache_root() / _stamp()
+def built(chain: Toolchain = HOST_CHAIN) -> Path:
+    """The directory holding `proofeval-audit/` (META and the plugin), built if needed:
+    a toolchain's was built against its own libcoq-core when it was added, the host's
+    goes to the user's cache. CheckerError saying what is missing when it cannot be built."""
+    target = chain.audit_dir or cache_root() / _stamp()
     with _lock:
         if not (target / PACKAGE / PLUGIN).is_file():
-            build(target)
+            build(target, chain)
     return target
 
 
-def build(target: Path) -> None:
-    """Compile the plugin into target/proofeval-audit (coqpp, then ocamlfind ocamlopt)."""
+def build(target: Path, chain: Toolchain = HOST_CHAIN) -> None:
+    """Compile the plugin into target/proofeval-audit (coqpp, then ocamlfind ocamlopt),
+    with the toolchain's own compilers and libcoq-core."""
     for tool in ("coqpp", "ocamlfind"):
-        if shutil.which(tool) is None:
+        if chain.home is None and shutil.which(tool) is None:
             raise CheckerError(f"cannot build the Coq audit plugin: {tool} is missing "
                                "(run `make install`: coq, ocaml-findlib)")  # fmt: skip
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
         work = Path(scratch)
-        shutil.copy(SOURCE / "audit.mlg", work / "audit.mlg")
-        _run(["coqpp", "audit.mlg"], work)
-        _run(["ocamlfind", "ocamlopt", "-package", "coq-core.vernac", "-rectypes",
-              "-thread", "-shared", "-o", PLUGIN, "audit.ml"], work)  # fmt: skip
+        (work / "audit.mlg").write_text(source_for(chain.version()))
+        run = functools.partial(_run, work=work, chain=chain)
+        run(["coqpp", "audit.mlg"])
+        run(["ocamlfind", "ocamlopt", "-package", "coq-core.vernac", "-rectypes",
+             "-thread", "-shared", "-o", PLUGIN, "audit.ml"])  # fmt: skip
         package = work / "out" / PACKAGE
         package.mkdir(parents=True)
         shutil.copy(work / PLUGIN, package / PLUGIN)
@@ -81,21 +86,38 @@ def build(target: Path) -> None:
         (work / "out").rename(target)
 
 
-def _run(command: list[str], cwd: Path) -> None:
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+def source_for(version: str) -> str:
+    """audit.mlg as the Coq `version` ("8.20.1") compiles it."""
+    parts = tuple(int(p) for p in re.findall(r"\d+", version)[:2])
+    clause = "((names, ret), _)" if parts >= (8, 20) else "(names, ret)"
+    return (SOURCE / "audit.mlg").read_text().replace("CASE_RETURN", clause)
+
+
+def _run(command: list[str], work: Path, chain: Toolchain) -> None:
+    """Run a build step: a toolchain's inside its sandbox, where its /usr is /usr."""
+    env = None
+    if chain.home is not None:
+        conf = work / "ocamlfind.conf"
+        conf.write_text(f'destdir="{work}"\npath="{chain.ocaml_path()}"\n')
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "LANG": "C.UTF-8", **OCAML_RUNTIME,
+               "OCAMLFIND_CONF": str(conf)}  # fmt: skip
+    name = command[0]
+    if chain.home is not None:
+        command = chain.sandbox(writable=[work]) + command
+    done = subprocess.run(command, cwd=work, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         why = " ".join((done.stderr or done.stdout).split())[-400:]
         raise CheckerError(
-            f"cannot build the Coq audit plugin: {command[0]} failed: {why} "
+            f"cannot build the Coq audit plugin for {chain.name}: {name} failed: {why} "
             "(Debian: libcoq-core-ocaml-dev, ocaml-findlib)"
         )
 
 
-def install_into(workdir: Path) -> Path:
-    """A copy of the built plugin under `workdir` (which the sandbox shows); the findlib
-    directory to put on coqtop's search path."""
-    where = workdir / "findlib"
-    source = built() / PACKAGE
+def install_into(workdir: Path, chain: Toolchain = HOST_CHAIN) -> Path:
+    """A copy of the toolchain's plugin under `workdir` (which the sandbox shows); the
+    findlib directory to put on coqtop's search path."""
+    where = workdir / f"findlib_{chain.name}"
+    source = built(chain) / PACKAGE
     with _lock:  # workers start sessions at once: none may see a half-copied plugin
         if not (where / PACKAGE).is_dir():
             partial = where / f".{PACKAGE}.partial"

@@ -6,6 +6,7 @@ the header with the fewest workers on it. A header's problems are type-checked o
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import shutil
 import tempfile
@@ -14,9 +15,9 @@ from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
-from proofeval.errors import CheckerError
+from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Problem, Stage, Verdict
-from proofeval.provers.coq import coqchk, verdict
+from proofeval.provers.coq import compat, coqchk, libraries, verdict
 from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
 from proofeval.provers.coq.session import (
     CoqSession,
@@ -24,9 +25,11 @@ from proofeval.provers.coq.session import (
     Project,
     Report,
     Timeout,
+    coq_version,
     coqtop_binary,
     newer_rocq_hint,
 )
+from proofeval.provers.coq.toolchain import Toolchain, resolve
 from proofeval.provers.interface import (
     CheckSettings,
     EventCallback,
@@ -38,12 +41,12 @@ from proofeval.provers.sandbox import check_bwrap_works
 
 HEADER_LIMIT = 600.0  # seconds to load one header
 # What a warm coqtop is for: a problem's tree (`directory`, whose _CoqProject gives the load
-# paths; "" for none) and its header.
-Context = tuple[str, str]
+# paths; "" for none), its header, and the Coq toolchain it names ("": the host's).
+Context = tuple[str, str, str]
 
 
 def context(problem: Problem) -> Context:
-    return (problem.directory, problem.header)
+    return (problem.directory, problem.header, problem.coq_toolchain)
 
 
 class Queue:
@@ -119,9 +122,9 @@ class Worker:
         coqchk_error = None
         if self.checker.settings.coqchk and verdict.decide(report).verdict is Verdict.OK:
             flags = self.session.flags if self.session is not None else ()
-            coqchk_error = coqchk.recheck(
-                self.checker.workdir, problem.header, text, self.checker.limits, flags
-            )
+            limits = self.checker.limits_for(problem.coq_toolchain)
+            header = compat.apply(problem.header, coq_version(limits.chain))[0]
+            coqchk_error = coqchk.recheck(self.checker.workdir, header, text, limits, flags)
         return verdict.decide(report, coqchk_error)
 
     def run(self, text: str, name: str, timeout: float) -> Report:
@@ -170,14 +173,18 @@ class CoqChecker:
         self._lock = threading.Lock()
         self._header_errors: dict[Context, str] = {}
         self._statements: dict[tuple[Context, str], str] = {}
-        self._projects: dict[str, Project] = {}
+        self._projects: dict[tuple[str, str], Project] = {}
+        self._chains: dict[str, Toolchain] = {}
+        self.compat_applied: set[tuple[str, str, str]] = set()  # (Coq, rule, where) applied
+        self.cache = libraries.Cache()  # compiled library files, shared by every tree
 
     def run(self, jobs: Iterable[Job], problems: Iterable[Problem] = ()) -> None:
         """Check every job; on_result is called once per attempt, from worker threads.
         Jobs are taken as they come, so they may be produced while checking goes on
         (`problems`, which the shared interface passes, is not needed). Raises only when
-        no attempt can be checked: Coq or the sandbox is missing."""
-        coqtop_binary()
+        no attempt can be checked: Coq or the sandbox is missing, or the toolchain that
+        `settings.coq_toolchain` names (for every problem) is not installed."""
+        coqtop_binary(self.chain(self.settings.coq_toolchain))
         if self.settings.sandbox:
             check_bwrap_works()
         queue = Queue()
@@ -194,15 +201,40 @@ class CoqChecker:
                 for job in jobs:
                     if errors:
                         break
-                    queue.add(job)
+                    queue.add(self._chosen(job))
             finally:
                 queue.finish(drop=bool(errors))
             for thread in threads:
                 thread.join()
         finally:
             shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.cache.compiled or self.cache.hits:
+            self.on_event(
+                f"library files: {self.cache.compiled} compiled ({self.cache.seconds:.1f} s), "
+                f"{self.cache.hits} from the cache {self.cache.directory}"
+            )
         if errors:
             raise errors[0]
+
+    def _chosen(self, job: Job) -> Job:
+        """`job` with the toolchain it runs on: `settings.coq_toolchain` when set (--coq)
+        overrides the problem's own."""
+        name = self.settings.coq_toolchain
+        if not name or job.problem.coq_toolchain == name:
+            return job
+        return dataclasses.replace(
+            job, problem=dataclasses.replace(job.problem, coq_toolchain=name)
+        )
+
+    def chain(self, name: str) -> Toolchain:
+        """The toolchain `name` (InputError when it is not installed), resolved once."""
+        with self._lock:
+            if name not in self._chains:
+                self._chains[name] = resolve(name)
+            return self._chains[name]
+
+    def limits_for(self, name: str) -> Limits:
+        return dataclasses.replace(self.limits, chain=self.chain(name))
 
     def _work(self, queue: Queue, errors: list[BaseException]) -> None:
         worker = Worker(self)
@@ -230,19 +262,28 @@ class CoqChecker:
     def start(self, key: Context) -> CoqSession:
         """A new session with the header loaded, and the load paths of its tree's
         _CoqProject (libraries compiled first); CheckerError if the header does not load."""
-        directory, header = key
+        directory, header, name = key
         known = self._header_errors.get(key)
         if known:
             raise CheckerError(known)
-        self.on_event(f"starting coqtop for a header of {len(header.splitlines())} lines")
-        path = self._file("h", header)
         try:
-            flags = self._project(directory).prepare(path) if directory else []
+            limits = self.limits_for(name)
+        except InputError as exc:
+            raise CheckerError(str(exc)) from None
+        self.on_event(f"starting coqtop for a header of {len(header.splitlines())} lines")
+        # a header, never a statement
+        text, applied = compat.apply(header, coq_version(limits.chain))
+        path = self._file("h", text)
+        project = self._project(directory, limits) if directory else None
+        try:
+            flags = project.prepare(path) if project is not None else []
         except CheckerError as exc:
             with self._lock:
                 self._header_errors[key] = f"the header's libraries: {exc}"
             raise CheckerError(self._header_errors[key]) from None
-        session = CoqSession(self.workdir, self.limits, flags)
+        finally:
+            self._note_compat(applied, project, limits.chain)
+        session = CoqSession(self.workdir, limits, flags)
         try:
             error = session.load_file(path, HEADER_LIMIT)
         except (Timeout, CheckerError) as exc:
@@ -250,17 +291,33 @@ class CoqChecker:
         if error:
             session.close()
             with self._lock:
-                hint = newer_rocq_hint(header)
-                self._header_errors[key] = f"the header does not load: {error}{hint}"
+                hint = newer_rocq_hint(header, limits.chain)
+                self._header_errors[key] = f"the header does not load{hint}: {error}"
             raise CheckerError(self._header_errors[key])
         session.snapshot()
         return session
 
-    def _project(self, directory: str) -> Project:
+    def _project(self, directory: str, limits: Limits) -> Project:
+        key = (directory, limits.chain.name)  # each toolchain compiles its own .vo files
         with self._lock:
-            if directory not in self._projects:
-                self._projects[directory] = Project(Path(directory), self.workdir, self.limits)
-            return self._projects[directory]
+            if key not in self._projects:
+                workers = self.settings.workers
+                project = Project(Path(directory), self.workdir, limits, workers)
+                project.cache = self.cache
+                self._projects[key] = project
+            return self._projects[key]
+
+    def _note_compat(self, header: list[str], project: Project | None, chain: Toolchain) -> None:
+        """Say (once per rule) which compatibility rules this run applied, and to what."""
+        coq = chain.describe()
+        used = [(coq, rule, "headers") for rule in header]
+        applied = sorted(project.applied if project else ())
+        used += [(coq, rule, "library files") for rule in applied]
+        with self._lock:
+            new = [entry for entry in used if entry not in self.compat_applied]
+            self.compat_applied.update(new)
+        for coq, rule, where in new:
+            self.on_event(f"compatibility with {coq}: {rule} (in {where})")
 
     def unusable(self, worker: Worker, problem: Problem) -> str:
         """Why `problem`'s statement cannot be checked ("" when it type-checks)."""

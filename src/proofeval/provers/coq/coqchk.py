@@ -10,8 +10,8 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from proofeval.provers.coq.session import OCAML_LIBRARIES, Limits
-from proofeval.provers.sandbox import bwrap_prefix
+from proofeval.provers.coq.session import Limits
+from proofeval.provers.coq.toolchain import OCAML_RUNTIME
 
 LIMIT = 600.0  # seconds for each of coqc and coqchk
 
@@ -25,9 +25,10 @@ def recheck(
     where.mkdir()
     try:
         (where / "Attempt.v").write_text(f"{header}\n{text}")
-        (where / "ocamlfind.conf").write_text(f'path="{OCAML_LIBRARIES}"\n')
+        (where / "ocamlfind.conf").write_text(f'path="{limits.chain.ocaml_path()}"\n')
         paths = [*flags, "-Q", ".", "Proofeval"]
-        compiled = _run(where, workdir, limits, ["coqc", "-q", *paths, "Attempt.v"])
+        coqc = ["coqc", "-q", *limits.chain.coq_flags, *paths, "Attempt.v"]
+        compiled = _run(where, workdir, limits, coqc)
         if compiled is not None:
             return f"coqc: {compiled}"
         checked = _run(where, workdir, limits,
@@ -40,9 +41,8 @@ def recheck(
 def _run(where: Path, workdir: Path, limits: Limits, command: list[str]) -> str | None:
     memory = limits.memory_mb * 1024 * 1024
     cmd = ["prlimit", f"--as={memory}", "--core=0", "--", *command]
-    if limits.sandbox:
-        cmd = bwrap_prefix(writable=[where], read_only=[workdir]) + cmd
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(where), "LANG": "C.UTF-8"}
+    cmd = limits.chain.sandbox([where], [workdir], limits.sandbox) + cmd
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(where), "LANG": "C.UTF-8", **OCAML_RUNTIME}
     env["OCAMLFIND_CONF"] = str(where / "ocamlfind.conf")
     try:
         done = subprocess.run(

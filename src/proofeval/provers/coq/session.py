@@ -11,7 +11,6 @@ stderr (errors and prompts), which coqtop keeps apart.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import re
@@ -28,17 +27,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proofeval.errors import CheckerError, InputError
+from proofeval.errors import CheckerError
 from proofeval.files import write_text_atomically
-from proofeval.provers.coq import audit
-from proofeval.provers.sandbox import bwrap_prefix
+from proofeval.provers.coq import audit, compat, dune, libraries
+from proofeval.provers.coq.toolchain import HOST_CHAIN, OCAML_RUNTIME, Toolchain
 
 START_LIMIT = 120.0  # seconds for coqtop to start
 PROBE_LIMIT = 60.0  # seconds for the parent's own queries
 OUTPUT_LIMIT = 32 << 20  # bytes an exchange may print
 PATH = "/usr/libexec/coq-hammer:/usr/bin:/bin"  # CoqHammer runs its ATPs through htimeout
 QUALID = re.compile(r"[A-Za-z_][\w']*(?:\.[A-Za-z_][\w']*)*")
-OCAML_LIBRARIES = "/usr/lib/ocaml:/usr/lib/ocaml/METAS"  # Debian's; /etc is not shown
 FETCHING = "Fetching opaque proofs from disk for "  # Coq's note, not an assumption
 CLOSED = "Closed under the global context"
 
@@ -65,33 +63,27 @@ class Report:
 class Limits:
     memory_mb: int = 4096
     sandbox: bool = True
+    chain: Toolchain = HOST_CHAIN  # whose coqtop, coqc, coqdep and coqchk run
 
 
-def coqtop_binary() -> str:
-    binary = shutil.which("coqtop")
-    if binary is None:
-        raise InputError("Coq (coqtop) is not installed: run `make install` (Debian: coq)")
-    return binary
+def coqtop_binary(chain: Toolchain = HOST_CHAIN) -> str:
+    return chain.binary("coqtop")
 
 
-@functools.cache
-def coq_version() -> str:
-    """The installed Coq's version, as `coqtop -print-version` gives it ("8.16.1")."""
-    done = subprocess.run([coqtop_binary(), "-print-version"], capture_output=True, text=True)
-    return (done.stdout.split() or ["unknown"])[0]
+def coq_version(chain: Toolchain = HOST_CHAIN) -> str:
+    """The toolchain's Coq version, as `coqc -print-version` gives it ("8.16.1")."""
+    return chain.version()
 
 
 ROCQ9 = re.compile(r"\bFrom\s+(Stdlib|Corelib)\b|\bRequire\s+(Import\s+|Export\s+)?Rocq\b")
 
 
-def newer_rocq_hint(header: str) -> str:
+def newer_rocq_hint(header: str, chain: Toolchain = HOST_CHAIN) -> str:
     """Why a header that names Rocq 9's libraries cannot load here, or ""."""
-    if not ROCQ9.search(header) or not coq_version().startswith("8."):
+    if not ROCQ9.search(header) or not coq_version(chain).startswith("8."):
         return ""
-    return (
-        f" (this header is written for Rocq 9, which names its libraries Stdlib/Corelib; "
-        f"the installed Coq is {coq_version()})"
-    )
+    where = "" if chain.home is None else f" in the toolchain {chain.name}"
+    return f" (written for Rocq 9; the installed Coq is {coq_version(chain)}{where})"
 
 
 class CoqSession:
@@ -103,7 +95,7 @@ class CoqSession:
         self.limits = limits
         self.flags = list(flags)  # -Q/-R load paths, all under workdir (see Project)
         self._allowed: set[str] = set()  # assumptions the header itself has
-        self._findlib = audit.install_into(workdir)  # the audit plugin, seen in the sandbox
+        self._findlib = audit.install_into(workdir, limits.chain)  # seen in the sandbox
         self._proc = self._spawn()
         self._sel = selectors.DefaultSelector()
         assert self._proc.stdout is not None and self._proc.stderr is not None
@@ -130,15 +122,15 @@ class CoqSession:
         prlimit = shutil.which("prlimit") or "/usr/bin/prlimit"
         memory = self.limits.memory_mb * 1024 * 1024
         cmd = [prlimit, f"--as={memory}", "--core=0", "--nproc=256", "--"]
-        cmd += [coqtop_binary(), "-q", "-color", "no", *self.flags]
-        if self.limits.sandbox:
-            cmd = bwrap_prefix(read_only=[self.workdir]) + cmd
-        findlib = self.workdir / "ocamlfind.conf"  # Coq finds its plugins with findlib
-        path = f"{self._findlib}:{OCAML_LIBRARIES}"
+        chain = self.limits.chain
+        cmd += [coqtop_binary(chain), "-q", "-color", "no", *chain.coq_flags, *self.flags]
+        cmd = chain.sandbox(read_only=[self.workdir], sandbox=self.limits.sandbox) + cmd
+        findlib = self.workdir / f"ocamlfind_{chain.name}.conf"  # Coq finds plugins so
+        path = f"{self._findlib}:{chain.ocaml_path()}"
         # atomically: sessions of one header share the workdir, and a coqtop starting while
         # another session rewrote the file in place read it empty (the plugin "not found")
         write_text_atomically(findlib, f'destdir="{self.workdir}"\npath="{path}"\n')
-        env = {"PATH": PATH, "HOME": "/var/tmp", "LANG": "C.UTF-8"}
+        env = {"PATH": PATH, "HOME": "/var/tmp", "LANG": "C.UTF-8", **OCAML_RUNTIME}
         env["OCAMLFIND_CONF"] = str(findlib)
         return subprocess.Popen(
             cmd,
@@ -290,11 +282,13 @@ def between(text: str, start: str, end: str) -> str:
 
 def load_error(err: str, path: Path) -> str:
     """The error of `Load "path"`: the `Error:` message after Coq's first echo of that
-    command (whose file name holds the nonce), up to the next prompt; "" when it loaded
-    (warnings, echoed the same way, are not errors)."""
-    echo = err.find(f'Load "{path}".')
-    if echo < 0:
+    command (8.16), or of the error's location in that file (8.20 names the file instead
+    of echoing the command), whose file name holds the nonce, up to the next prompt; ""
+    when it loaded (warnings, shown the same way, are not errors)."""
+    found = [i for i in (err.find(f'Load "{path}".'), err.find(f'File "{path}"')) if i >= 0]
+    if not found:
         return ""
+    echo = min(found)
     segment = err[echo:]
     prompt = segment.find("\nCoq <")
     segment = segment if prompt < 0 else segment[:prompt]
@@ -357,6 +351,22 @@ def project_load_paths(root: Path) -> list[LoadPath]:
     return found
 
 
+def tree_load_paths(directory: Path) -> tuple[Path, list[LoadPath]]:
+    """(the tree's root, its load paths): `directory`'s _CoqProject, else its dune
+    stanza's theories (dune.py), whose root is the dune tree's; else none."""
+    if not (directory / PROJECT_FILE).is_file():
+        found = dune.load_paths(directory)
+        if found is not None:
+            root, paths = found
+            return root, [LoadPath("-Q", where, logical) for where, logical in paths]
+    return directory, project_load_paths(directory)
+
+
+def coq_identity(chain: Toolchain) -> str:
+    """The Coq that compiles library files, for the build cache: toolchain and version."""
+    return f"{chain.name} {chain.root} {coq_version(chain)} {' '.join(chain.coq_flags)}"
+
+
 def installed_library(directory: str) -> bool:
     """Whether a _CoqProject directory names a library installed on the system (an absolute
     path under /usr, such as Why3's Coq library): compiled already, used in place, and
@@ -370,15 +380,22 @@ class Project:
     the sandbox shows the copy because it is inside `workdir`. Only the files a header
     needs are compiled, in the order coqdep gives, each once."""
 
-    def __init__(self, root: Path, workdir: Path, limits: Limits) -> None:
-        self.root = root.resolve()
+    def __init__(self, root: Path, workdir: Path, limits: Limits, workers: int = 1) -> None:
+        self.root, self.paths = tree_load_paths(root.resolve())
         self.workdir = workdir
         self.limits = limits
+        self.workers = workers  # library files compiled at once
         self.lock = threading.Lock()
-        self.paths = project_load_paths(self.root)
-        self.copy = workdir / f"project_{hashlib.sha256(bytes(self.root)).hexdigest()[:16]}"
+        # one copy per directory, not per tree: the directories of one dune tree (NTP4VC's
+        # 202) share its root, and sharing one copy raced (a file read while another
+        # project rewrote it: a wrong cache key, a spurious ERROR)
+        digest = hashlib.sha256(bytes(root.resolve())).hexdigest()[:16]
+        self.copy = workdir / f"project_{digest}_{limits.chain.name}"  # .vo files are Coq's own
         self.flags: list[str] = []
+        self.cache = libraries.Cache()
+        self.applied: set[str] = set()  # the compatibility rules the copy needed
         self._compiled: set[str] = set()
+        self._keys: dict[str, str] = {}
         self._copied = False
 
     def prepare(self, header_file: Path) -> list[str]:
@@ -392,14 +409,30 @@ class Project:
             graph = self._dependencies(header_file)
             order: list[str] = []
             self._visit(str(header_file.with_suffix(".vo")), graph, order, set())
-            for vo in order:
-                if vo not in self._compiled and vo != str(header_file.with_suffix(".vo")):
-                    self._compile(vo[:-1])
-                    self._compiled.add(vo)
+            header_vo = str(header_file.with_suffix(".vo"))
+            todo = [vo for vo in order if vo not in self._compiled and vo != header_vo]
+            for vo in todo:  # keys in dependency order, before any file compiles
+                needs = [self._keys.get(n, n) for n in graph.get(vo, [])]
+                text = Path(vo[:-1]).read_text(errors="replace")
+                logical = Path(vo).relative_to(self.copy).as_posix()
+                self._keys[vo] = libraries.key(
+                    coq_identity(self.limits.chain), logical, text, needs
+                )
+            libraries.build_in_order(todo, graph, self._build, self.workers)
+            self._compiled.update(todo)
         return self.flags
+
+    def _build(self, vo: str) -> None:
+        """`vo` from the cache, else compiled and kept there."""
+        with self.cache.lock(self._keys[vo]):
+            if not self.cache.fetch(self._keys[vo], Path(vo)):
+                start = time.monotonic()
+                self._compile(vo[:-1])
+                self.cache.store(self._keys[vo], Path(vo), time.monotonic() - start)
 
     def _copy_tree(self) -> None:
         self.flags = []
+        version = coq_version(self.limits.chain)
         self.copy.mkdir(parents=True, exist_ok=True)
         for path in self.paths:
             source = (self.root / path.directory).resolve()
@@ -414,11 +447,17 @@ class Project:
             if not source.is_dir():
                 raise CheckerError(f"{shown}: no directory {source}")
             target = self.copy / source.relative_to(self.root)
+            self._check_links(source)
             shutil.copytree(source, target, dirs_exist_ok=True, copy_function=shutil.copyfile)
             for copied in [target, *target.rglob("*")]:  # a read-only tree copies so
                 copied.chmod(copied.stat().st_mode | stat.S_IRWXU)
+                if copied.suffix == ".v":
+                    text, applied = compat.apply(copied.read_text(errors="replace"), version)
+                    if applied:
+                        copied.write_text(text)
+                        self.applied.update(applied)
             self.flags += [path.flag, str(target), path.logical]
-        (self.copy / "ocamlfind.conf").write_text(f'path="{OCAML_LIBRARIES}"\n')
+        (self.copy / "ocamlfind.conf").write_text(f'path="{self.limits.chain.ocaml_path()}"\n')
         self._copied = True
 
     def _dependencies(self, header_file: Path) -> dict[str, list[str]]:
@@ -446,19 +485,29 @@ class Project:
         order.append(vo)
 
     def _compile(self, source: str) -> None:
-        done = self._run(["coqc", "-q", *self.flags, source], self.copy)
+        flags = [*self.limits.chain.coq_flags, *self.flags]
+        done = self._run(["coqc", "-q", *flags, source], self.copy)
         if done.returncode != 0:
             shown = Path(source).relative_to(self.copy)
-            why = tail(done.stderr or done.stdout) or f"exit {done.returncode}"
-            hint = newer_rocq_hint(Path(source).read_text(errors="replace"))
-            raise CheckerError(f"the library file {shown} does not compile: {why}{hint}")
+            said = (done.stderr or done.stdout).replace(f"{self.copy}/", "")  # paths as the tree's
+            why = tail(said) or f"exit {done.returncode}"
+            hint = newer_rocq_hint(Path(source).read_text(errors="replace"), self.limits.chain)
+            # the reason first: a verdict's message is cut at its limit, Coq's text may be long
+            raise CheckerError(f"the library file {shown} does not compile{hint}: {why}")
+
+    def _check_links(self, source: Path) -> None:
+        """CheckerError for a symbolic link under `source` that leads outside the tree."""
+        for path in [source, *source.rglob("*")]:
+            if path.is_symlink() and not path.resolve().is_relative_to(self.root):
+                shown = path.relative_to(self.root)
+                raise CheckerError(f"{shown} is a link to {path.resolve()}, outside the tree")
 
     def _run(self, command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         memory = self.limits.memory_mb * 1024 * 1024
         cmd = ["prlimit", f"--as={memory}", "--core=0", "--", *command]
-        if self.limits.sandbox:
-            cmd = bwrap_prefix(writable=[self.copy], read_only=[self.workdir]) + cmd
-        env = {"PATH": PATH, "HOME": "/var/tmp", "LANG": "C.UTF-8"}
+        sandbox = self.limits.chain.sandbox([self.copy], [self.workdir], self.limits.sandbox)
+        cmd = sandbox + cmd
+        env = {"PATH": PATH, "HOME": "/var/tmp", "LANG": "C.UTF-8", **OCAML_RUNTIME}
         env["OCAMLFIND_CONF"] = str(self.copy / "ocamlfind.conf")
         try:
             return subprocess.run(

@@ -1,0 +1,138 @@
+"""NTP4VC's Rocq cases as published: how many type-check, the library build with an empty
+cache against a second run (build once), and the checker's time per case against coqc
+alone on the same case files (the naive way), in one run:
+
+    .venv/bin/python benchmarks/ntp4vc_check.py NTP4VC_ROOT [--coq debian13] [--only GLOB]
+        [--sample 40]
+
+The first run checks every case; the second run and the comparison take `--sample` of
+the cases that type-check, spread over the list.
+
+A case type-checks when its statement loads after its header: each case gets one answer
+that cannot prove it (`exact I`), so its verdict is FAIL when the statement is sound and
+ERROR when header, libraries or statement are not. The naive way compiles each case file
+(its header through the compatibility layer, statement and `Admitted`) with coqc, against
+the libraries the checker built, in the same sandbox, one file after the other; the
+checker runs with one worker for the comparison. Times are wall-clock (a sandboxed
+coqtop killed at the end is nobody's waited-for child, so its CPU is not counted by
+getrusage): read them with the load average printed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from proofeval.loaders import Selection, load_benchmark
+from proofeval.model import Attempt, Outcome, Problem, Verdict
+from proofeval.provers.coq import CoqChecker, compat
+from proofeval.provers.coq.session import Limits, Project, coq_version
+from proofeval.provers.coq.toolchain import Toolchain, resolve
+from proofeval.provers.interface import CheckSettings, Job
+
+ANSWER = "Proof. exact I. Qed."
+
+
+def clock() -> float:
+    return time.monotonic()
+
+
+def check(
+    problems: list[Problem], settings: CheckSettings, verbose: bool = False
+) -> tuple[dict, list[str], float]:
+    got: dict[str, Outcome] = {}
+    events: list[str] = []
+    jobs = [Job(Attempt(p.id, 0, ANSWER, ANSWER), p, 300.0) for p in problems]
+    start = clock()
+
+    def record(attempt: Attempt, outcome: Outcome) -> None:
+        got[attempt.problem_id] = outcome
+        if verbose:  # progress, and what a run cut short leaves
+            print(f"  [{len(got)}] {outcome.verdict.value} {attempt.problem_id}", flush=True)
+
+    CoqChecker(settings, record, events.append).run(jobs)
+    return got, events, clock() - start
+
+
+def naive(problems: list[Problem], workdir: Path, chain: Toolchain) -> tuple[float, int]:
+    """Seconds of coqc on every case file, and how many compiled."""
+    limits = Limits(chain=chain)
+    projects: dict[str, Project] = {}
+    total, passed = 0.0, 0
+    for number, problem in enumerate(problems):
+        text, _ = compat.apply(problem.header, coq_version(chain))
+        project = projects.setdefault(
+            problem.directory, Project(Path(problem.directory), workdir, limits)
+        )
+        project.copy.mkdir(parents=True, exist_ok=True)
+        case = project.copy / f"case_{number}.v"  # where coqc may write its .vo
+        case.write_text(f"{text}\n{problem.statement}\nAdmitted.\n")
+        try:
+            flags = project.prepare(case)  # the libraries, from the cache: not counted
+        except Exception as exc:  # noqa: BLE001 - a case whose libraries fail does not count
+            print(f"  libraries: {problem.id}: {exc}")
+            continue
+        start = clock()
+        command = ["coqc", "-q", *chain.coq_flags, *flags, str(case)]
+        done = project._run(command, project.copy)  # in its sandbox
+        total += clock() - start
+        passed += done.returncode == 0
+        if done.returncode != 0:
+            print(f"  coqc: {problem.id}: {' '.join(done.stderr.split())[-300:]}")
+    return total, passed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--only", action="append", default=[])
+    parser.add_argument("--coq", default="", help="a Coq toolchain (issue 33's --coq)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--sample", type=int, default=40, help="cases of the second run and the comparison"
+    )
+    parser.add_argument("--cache", type=Path, help="the build cache (default: a fresh one)")
+    args = parser.parse_args()
+    problems = load_benchmark(args.root, Selection(only=tuple(args.only))).problems
+    settings = CheckSettings(workers=args.workers, coq_toolchain=args.coq)
+    chain = resolve(args.coq)
+    with tempfile.TemporaryDirectory(prefix="ntp4vc-bench-") as scratch:
+        os.environ["PROOFEVAL_COQ_CACHE"] = str(args.cache or Path(scratch) / "cache")
+        print(f"{len(problems)} cases, {chain.describe()}, {args.workers} workers", flush=True)
+        got, events, used = check(problems, settings, verbose=True)
+        built = [e for e in events if e.startswith("library files")]
+        print(f"first run: {used:.0f} s; {' '.join(built)}", flush=True)
+        verdicts = Counter(o.verdict.value for o in got.values())
+        print(f"verdicts: {dict(verdicts)}; type-check: {verdicts[Verdict.FAIL.value]}")
+        for pid, outcome in sorted(got.items()):
+            if outcome.verdict is not Verdict.FAIL:
+                print(f"  {outcome.verdict.value} {pid}: {outcome.message[:200]}")
+        sound = [p for p in problems if got[p.id].verdict is Verdict.FAIL]
+        sound = sound[:: max(1, len(sound) // max(1, args.sample))][: args.sample]
+        _got, events, used = check(sound, settings)
+        built = [e for e in events if e.startswith("library files")]
+        print(f"second run, {len(sound)} cases: {used:.0f} s; {' '.join(built)}", flush=True)
+        one = dataclasses.replace(settings, workers=1)
+        _got, _events, checker_s = check(sound, one)
+        workdir = Path(scratch) / "naive"
+        workdir.mkdir()
+        coqc_s, compiled = naive(sound, workdir, chain)
+    n = max(1, len(sound))
+    ratio = checker_s / max(coqc_s, 1e-9)
+    print(
+        f"per case, {len(sound)} sound cases ({compiled} compiled by coqc): checker "
+        f"{checker_s / n:.2f} s, coqc {coqc_s / n:.2f} s, ratio {ratio:.2f} "
+        f"(overhead {100 * (ratio - 1):.0f}%)"
+    )
+    print(f"load average: {os.getloadavg()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
