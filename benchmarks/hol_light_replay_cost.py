@@ -4,9 +4,11 @@ In one run, on one path (--native auto: native where it can be built, as proofev
 default), through the sandboxed server, each proof is checked whole (fork, parse check,
 proof, kernel steps, replay, verdict) twice: with `--replay off` ("plain": the proof alone)
 and with `--replay on` (the default). Printed: the CPU seconds of each (the warm process
-and every process it forked for the check: robust on a shared machine), their ratio, and
+and every process it forked for the check: robust on a shared machine), their ratio, the
+wall seconds of each (attempt start to verdict: the replay now runs beside the writing), and
 the peak major heap of the proof without and with the kernel log (measured in a fresh
-clone each: `prove` as the attempt's child runs it, GC's top heap, MiB).
+clone each: `prove` as the attempt's child runs it, then the child with the log (the
+proof and writing its steps), then the replaying sibling; GC's top heap, MiB).
 
 The proofs:
 - a chain of N TRANS steps of one equal theorem (N = 10^6, 10^7): the pattern that was
@@ -64,13 +66,32 @@ TIMEOUT = 3600.0
 MEMORY_MB = 4096  # proofeval's default --memory-limit: every proof must be OK within it
 PHASES_ONLY = False  # --phases
 
-# Peak major heap of `prove` in this process, without or with the kernel log (MiB).
+# Peak major heap of `prove` in this process, without the kernel log (MiB).
 HEAP = """(let g = {goal} and tac () = {tactic} in
   Proofeval_kernel_log.refresh_olds ();
-  Proofeval_kernel_log.recording := {record};
-  Proofeval_kernel_log.noting := {record};
+  Proofeval_kernel_log.noting := false;
   let th = prove (g, tac ()) in
+  ignore (Sys.opaque_identity th);
+  string_of_int ((Gc.quick_stat ()).Gc.top_heap_words * (Sys.word_size / 8) / 1048576))"""
+
+# The same with the log, as the attempt's child runs it: the proof, then its steps
+# written out (to a file here, to the replaying sibling in a check); and the file.
+HEAP_LOG = """(let g = {goal} and tac () = {tactic} in
+  Proofeval_kernel_log.refresh_olds ();
+  Proofeval_kernel_log.recording := true;
+  let th = prove (g, tac ()) in
+  let file = Filename.temp_file "steps" "" in
+  let oc = open_out_bin file in
+  Proofeval_replay.write oc th; close_out oc;
   Proofeval_kernel_log.recording := false;
+  let words = (Gc.quick_stat ()).Gc.top_heap_words in
+  string_of_int (words * (Sys.word_size / 8) / 1048576) ^ " " ^ file)"""
+
+# Peak major heap of the replaying sibling (a fork of the same process) on those steps.
+HEAP_REPLAY = """(Proofeval_kernel_log.refresh_olds ();
+  let ic = open_in_bin "{file}" in
+  let th = Proofeval_replay.replay_from ic in
+  close_in ic; Sys.remove "{file}";
   ignore (Sys.opaque_identity th);
   string_of_int ((Gc.quick_stat ()).Gc.top_heap_words * (Sys.word_size / 8) / 1048576))"""
 
@@ -85,12 +106,16 @@ PHASES = """(let g = {goal} and tac () = {tactic} in
   Proofeval_kernel_log.recording := true;
   let th, recorded = time (fun () -> prove (g, tac ())) in
   Proofeval_kernel_log.recording := false;
-  let b = Buffer.create 65536 in
-  let (), written = time (fun () -> Proofeval_replay.write b th) in
-  let th', replayed = time (fun () -> Proofeval_replay.replay (Buffer.contents b)) in
+  let file = Filename.temp_file "steps" "" in
+  let oc = open_out_bin file in
+  let (), written = time (fun () -> Proofeval_replay.write oc th; close_out oc) in
+  let ic = open_in_bin file in
+  let size = in_channel_length ic in
+  let th', replayed = time (fun () -> Proofeval_replay.replay_from ic) in
+  close_in ic; Sys.remove file;
   if dest_thm th' <> dest_thm th then failwith "the replay differs" else
   Printf.sprintf "%.2f %.2f %.2f %.2f %.0f" plain recorded written replayed
-    (float (Buffer.length b) /. 1048576.))"""
+    (float size /. 1048576.))"""
 
 
 def phases(proc: WarmProcess, goal: str, tactic: str) -> str:
@@ -117,34 +142,44 @@ def whole_check(proc: WarmProcess, goal_id: str, tactic: str, replay: bool) -> t
     return float(proc.eval_string(CPU)) - before, out.seconds
 
 
-def heap_mib(proc: WarmProcess, goal: str, tactic: str, record: bool) -> int:
+def in_clone(proc: WarmProcess, expr: str) -> str:
     clone = proc.clone()
     try:
-        expr = HEAP.format(goal=goal, tactic=tactic, record=str(record).lower())
-        return int(clone.eval_string(expr, TIMEOUT))
+        return clone.eval_string(expr, TIMEOUT)
     finally:
         clone.close()
 
 
+def heaps_mib(proc: WarmProcess, goal: str, tactic: str) -> tuple[int, int, int]:
+    """Peak major heap (MiB) of the proof without the log, of the attempt's child with it
+    (proof and writing), and of the replaying sibling, each in a fresh clone of `proc`."""
+    plain = int(in_clone(proc, HEAP.format(goal=goal, tactic=tactic)))
+    child, file = in_clone(proc, HEAP_LOG.format(goal=goal, tactic=tactic)).split(" ", 1)
+    sibling = int(in_clone(proc, HEAP_REPLAY.format(file=file)))
+    return plain, int(child), sibling
+
+
 def row(proc: WarmProcess, name: str, goal: str, tactic: str, heap: bool) -> str:
-    """One proof's figures. The checks run in a clone: a check's parent holds the steps
-    for a moment and keeps the larger heap, which the clones measuring the heap (forks of
-    `proc`) must not inherit."""
+    """One proof's figures. The checks run in a clone of `proc`, so that the clones
+    measuring the heap (forks of `proc`) start from the context alone."""
     if PHASES_ONLY:
         return f"{name[:40]:<40} plain/record/write/replay CPU s, steps MiB: " + phases(
             proc, goal, tactic
         )
     memory = ""
     if heap:
-        memory = f"{heap_mib(proc, goal, tactic, False):>8} {heap_mib(proc, goal, tactic, True):>8}"
+        memory = " ".join(f"{mib:>8}" for mib in heaps_mib(proc, goal, tactic))
     checker = proc.clone()
     try:
         assert checker.add_goal(name, goal) is None, goal
-        plain = whole_check(checker, name, tactic, replay=False)[0]
-        replay = whole_check(checker, name, tactic, replay=True)[0]
+        plain, plain_wall = whole_check(checker, name, tactic, replay=False)
+        replay, replay_wall = whole_check(checker, name, tactic, replay=True)
     finally:
         checker.close()
-    return f"{name[:40]:<40} {plain:9.2f} {replay:9.2f} {replay / plain:7.2f}x {memory}"
+    return (
+        f"{name[:40]:<40} {plain:9.2f} {replay:9.2f} {replay / plain:7.2f}x "
+        f"{plain_wall:9.2f} {replay_wall:9.2f} {memory}"
+    )
 
 
 def proofs_of(proc: WarmProcess, path: Path, names: list[str]) -> Iterator[tuple[str, str, str]]:
@@ -234,7 +269,8 @@ def main() -> None:
         load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
         print(f"{path}; CPU seconds of the whole check; peak major heap of the proof, MiB; "
               f"load average at start {load}")  # fmt: skip
-        print(f"{'proof':<40} {'plain':>9} {'replay':>9} {'ratio':>8} {'heap':>8} {'heap+log':>8}")
+        print(f"{'proof':<40} {'plain':>9} {'replay':>9} {'ratio':>8} {'wall':>9} "
+              f"{'wall':>9} {'heap':>8} {'child':>8} {'replay':>8}")  # fmt: skip
         for line in rows(base, args):
             print(line, flush=True)
     finally:

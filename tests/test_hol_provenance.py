@@ -40,6 +40,15 @@ let MUTATED_OLD_TAC = justify (fun w -> overwrite TRUTH ([], w));;
 let MUTATED_NEW_TAC = justify (fun w -> overwrite (REFL `x:bool`) ([], w));;
 (* a kernel-made theorem of the goal, its hypothesis dropped in place *)
 let DROPPED_HYP_TAC = justify (fun w -> overwrite (ASSUME w) ([], w));;
+(* a kernel-made theorem rewritten to state the goal, its step a term that contains
+   itself: writing the steps never ends (the child overflows its stack after its OK) *)
+let CYCLIC_STEP_TAC = justify (fun w ->
+  let th = REFL `x:bool` and t = mk_comb (`~`, `T`) in
+  Obj.set_field (Obj.repr t) 1 (Obj.repr t);
+  let p = Obj.field (Obj.repr th) 0 in
+  Obj.set_field (Obj.field p 2) 2 (Obj.repr (Proofeval_kernel_log.Refl t));
+  Obj.set_field p 1 (Obj.repr w);
+  th);;
 """
 
 FORGERIES = ["FORGED_TAC", "FORGED_PREMISE_TAC", "MUTATED_OLD_TAC", "MUTATED_NEW_TAC",
@@ -79,6 +88,15 @@ def test_a_forged_theorem_does_not_replay(forging: WarmProcess, tactic: str, goa
     out = forging.check(f"g{goal}", tactic, 30.0, 2048)
     assert out.verdict == Verdict.CHEATING, out
     assert "does not replay" in out.message, out
+
+
+def test_an_ok_whose_steps_never_arrive_is_not_ok(forging: WarmProcess) -> None:
+    """The child sends its OK before its steps; when it dies writing them (ERROR: the
+    replay sees them end before END) or never finishes (TIMEOUT: natively the stack has
+    no limit but the memory's), the verdict is never OK."""
+    out = forging.check("g0", "CYCLIC_STEP_TAC", 5.0, 2048)
+    assert out.verdict in (Verdict.ERROR, Verdict.TIMEOUT), out
+    assert "kernel steps" in out.message, out
 
 
 @pytest.mark.parametrize(
@@ -215,6 +233,10 @@ P = BOOL + f"M 2 V {hexname('p')} 1\n"
         (P + "T 3 ASSUME 2\nT 4 EQ_MP 3 3\nEND 4\n", "refused: record 4: EQ_MP"),
         (P + "T 3 ASSUME 2\nEND +3\n", "refused: record 4: not a record number: +3"),
         (P + "T 3 REFL 2 2\nEND 3\n", "refused: record 3: malformed REFL record"),
+        (P + "T 3 ASSUME 2\nT 4 REFL 2\nF 4\nEND 3\n", "p|-p"),
+        (P + "T 3 ASSUME 2\nF 3\nEND 3\n", "refused: record 5: no earlier theorem 3"),
+        (P + "T 3 ASSUME 2\nF 3\nF 3\nEND 3\n", "refused: record 5: no earlier theorem 3"),
+        (P + "F 2\nEND 2\n", "refused: record 3: no earlier theorem 2"),
     ],
 )
 def test_the_replay_trusts_nothing_it_reads(core: WarmProcess, steps: str, expected: str) -> None:

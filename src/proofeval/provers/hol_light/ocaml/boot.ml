@@ -22,5 +22,5 @@ Proofeval_server.serve
     Proofeval_server.record_steps = Proofeval_kernel_log.record_steps;
     Proofeval_server.write_steps = Proofeval_replay.write;
     Proofeval_server.prepare_replay = Proofeval_kernel_log.refresh_olds;
-    Proofeval_server.replay = Proofeval_replay.replay }
+    Proofeval_server.replay = Proofeval_replay.replay_from }
   proofeval_engine;;

@@ -37,6 +37,6 @@ let () =
       record_steps = Proofeval_kernel_log.record_steps;
       write_steps = Proofeval_replay.write;
       prepare_replay = Proofeval_kernel_log.refresh_olds;
-      replay = Proofeval_replay.replay;
+      replay = Proofeval_replay.replay_from;
     }
     engine

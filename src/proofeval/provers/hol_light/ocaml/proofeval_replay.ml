@@ -5,6 +5,7 @@
      Y n V name | Y n A name k ty1 .. tyk               types
      M n V name ty | M n C name ty | M n A f x | M n L v body   terms
      T n RULE args                                      theorems (rules as in fusion.ml)
+     F th                                               theorem th is not used again
      END th
    The writer runs in the child and is not trusted. The reader trusts nothing it reads:
    every type, term and theorem is rebuilt with the kernel's own constructors and
@@ -87,7 +88,27 @@ module Proofeval_replay = struct
     Array.sort (fun a b -> compare (Log.id_of a : int) (Log.id_of b)) nodes;
     nodes
 
-  let write (out : Buffer.t) (th : thm) = with_values_in_place @@ fun () ->
+  (* The records go to [oc] (a pipe to the replaying sibling) as they are made, through
+     a buffer of bounded size: the child never holds the steps as a whole. *)
+  let flush_at = 1 lsl 20
+
+  (* A node's position in [nodes] (sorted), in its mark while the steps are written. *)
+  let position n = -2 - Log.Identity.mark n
+
+  (* For each node of [nodes], the position of the last node that uses it as a premise:
+     after that one the replay can drop it ("F n" records), so it holds only the theorems
+     still needed. The root is no node's premise (-1). *)
+  let last_uses (nodes : Log.node array) =
+    Array.iteri (fun k n -> Log.Identity.set_mark n (-2 - k)) nodes;
+    let last = Array.make (Array.length nodes) (-1) in
+    Array.iteri (fun k n -> List.iter (fun p -> last.(position p) <- k) (premises n)) nodes;
+    last
+
+  let write (oc : out_channel) (th : thm) = with_values_in_place @@ fun () ->
+    let out = Buffer.create (2 * flush_at) in
+    let put out kind i words ints =
+      put out kind i words ints;
+      if Buffer.length out >= flush_at then (Buffer.output_buffer oc out; Buffer.clear out) in
     let next = ref 0 in
     let fresh () = incr next; !next in
     let tys = Types.create 256 in
@@ -121,12 +142,13 @@ module Proofeval_replay = struct
           try Hashtbl.find shapes shape with Not_found ->
             let i = write_it () in Hashtbl.add shapes shape i; i in
         Same_term.add same t i; i in
-    let id = Log.Identity.mark in
+    let nodes = reachable (Log.node_of th) in
+    let recno = Array.make (Array.length nodes) 0 in
+    let id n = recno.(position n) in
     let pairs f theta =
       List.length theta :: List.concat_map (fun (a, b) -> let x = f a in let y = f b in [x; y]) theta in
     let rule name ints = record "T" [name] ints in
     let emit (n : Log.node) =
-      let i =
         match Log.step_of n with
         | Log.Old s -> rule "OLD" [s]
         | Log.Refl t -> let ti = tm t in rule "REFL" [ti]
@@ -144,13 +166,17 @@ module Proofeval_replay = struct
             record "T" ["TYDEF"; hex name; hex abs; hex rep] [id a; if first then 1 else 0]
         | Log.Axiom _ -> rule "AXIOM" []
         | Log.Not_from_kernel -> rule "FORGED" [] in
-      Log.Identity.set_mark n i in
-    let nodes = reachable (Log.node_of th) in
     Fun.protect ~finally:(fun () -> Array.iter (fun n -> Log.Identity.set_mark n 0) nodes)
       (fun () ->
-        Array.iter emit nodes;
+        let last = last_uses nodes in
+        let free k p =
+          let j = position p in
+          if last.(j) = k then (last.(j) <- -1; put out "F" recno.(j) [] []) in
+        Array.iteri (fun k n -> recno.(k) <- emit n; List.iter (free k) (premises n)) nodes;
         let root = Log.node_of th in
-        put out "END" (id root) [] [])
+        put out "END" (id root) [] [];
+        Buffer.output_buffer oc out;
+        flush oc)
 
   (* ---- replaying, in a clean process ---- *)
 
@@ -186,7 +212,11 @@ module Proofeval_replay = struct
   (* What a record made, by its number: records are numbered 1, 2, 3... in order. *)
   type made = Nothing | Ty of hol_type | Tm of term | Th of thm
 
-  let replay (text : string) : thm =
+  (* The input ended before its END record: the writer died, or stopped. *)
+  exception Incomplete
+
+  (* [next ()] is the next line, None at the end of the input. *)
+  let replay_lines (next : unit -> string option) : thm =
     let made = ref (Array.make 4096 Nothing) and last = ref 0 in
     let tydefs = Hashtbl.create 1 and result = ref None in
     let fresh n v =
@@ -249,17 +279,32 @@ module Proofeval_replay = struct
       | ["M"; n; "A"; f; x] -> fresh n (Tm (mk_comb (tm f, tm x)))
       | ["M"; n; "L"; v; b] -> fresh n (Tm (mk_abs (tm v, tm b)))
       | "T" :: n :: r -> fresh n (Th (rule r))
+      | ["F"; a] -> ignore (th a); !made.(number a) <- Nothing
       | ["END"; a] -> result := Some (th a)
       | _ -> failwith "malformed record" in
-    (* line by line, without splitting the whole text first (it can be hundreds of MiB) *)
-    let n = String.length text in
-    let rec lines start k =
-      if start < n then begin
-        let stop = match String.index_from_opt text start '\n' with Some i -> i | None -> n in
-        (try record (String.sub text start (stop - start)) with Failure why | Invalid_argument why ->
-           failwith (Printf.sprintf "record %d: %s" k why));
-        lines (stop + 1) (k + 1)
-      end in
-    lines 0 1;
-    match !result with Some t -> t | None -> failwith "no END record"
+    let rec lines k =
+      match next () with
+      | None -> ()
+      | Some line ->
+          (try record line with Failure why | Invalid_argument why ->
+             failwith (Printf.sprintf "record %d: %s" k why));
+          lines (k + 1) in
+    lines 1;
+    match !result with Some t -> t | None -> raise Incomplete
+
+  (* Steps given whole, as text (the tests write them by hand). *)
+  let replay (text : string) : thm =
+    let n = String.length text and start = ref 0 in
+    let next () =
+      if !start >= n then None
+      else
+        let stop = match String.index_from_opt text !start '\n' with Some i -> i | None -> n in
+        let line = String.sub text !start (stop - !start) in
+        start := stop + 1; Some line in
+    try replay_lines next with Incomplete -> failwith "no END record"
+
+  (* Steps read as they come, from the attempt's child: nothing but the records being
+     replayed and what they made is held. Incomplete when the input ends before END. *)
+  let replay_from (ic : in_channel) : thm =
+    replay_lines (fun () -> try Some (input_line ic) with End_of_file -> None)
 end;;

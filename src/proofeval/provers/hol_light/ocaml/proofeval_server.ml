@@ -15,9 +15,10 @@ type ('term, 'thm, 'tac) hol = {
   aconv : 'term -> 'term -> bool;
   record_steps : bool -> unit;
       (* from now on, each new theorem carries its step (true) or nothing is noted *)
-  write_steps : Buffer.t -> 'thm -> unit;
+  write_steps : out_channel -> 'thm -> unit;
   prepare_replay : unit -> unit;  (* the serial table, before forking *)
-  replay : string -> 'thm;  (* Failure: the steps do not replay *)
+  replay : in_channel -> 'thm;
+      (* Failure: the steps do not replay; any other exception: they ended too soon *)
 }
 
 (* Text made into a value of the expected type (the type checker, not us, guarantees
@@ -96,7 +97,7 @@ let proves hol goal th =
   else if not (hol.aconv concl goal) then Some "the theorem is not the goal"
   else None
 
-(* The verdict, and for OK the kernel steps behind the theorem (when they are replayed). *)
+(* The verdict, and for OK the theorem whose steps are replayed (when they are). *)
 let judge hol ~replay before goal thunk =
   let outcome =
     match hol.prove (goal, thunk ()) with
@@ -104,14 +105,7 @@ let judge hol ~replay before goal thunk =
         match proves hol goal th with
         | Some why -> ([ "FAIL"; "check"; why ], None)
         | None when not replay -> ([ "OK"; "check"; "" ], None)
-        | None ->
-            let steps = Buffer.create 65536 in
-            match hol.write_steps steps th with
-            | () -> ([ "OK"; "check"; "" ], Some steps)
-            | exception exn ->
-                ( verdict_fields "ERROR" "check"
-                    ("cannot write the kernel steps: " ^ Printexc.to_string exn),
-                  None ))
+        | None -> ([ "OK"; "check"; "" ], Some th))
     | exception Failure msg -> (verdict_fields "FAIL" "check" msg, None)
     | exception Out_of_memory -> (verdict_fields "ERROR" "check" "memory exhausted", None)
     | exception Stack_overflow -> (verdict_fields "ERROR" "check" "stack overflow", None)
@@ -126,37 +120,37 @@ let refused = function
   | `Error why -> verdict_fields "ERROR" "precheck" why
   | `Denied why -> verdict_fields "CHEATING" "precheck" why
 
-(* [fields] and then [steps] as one more field, in one frame (see Proofeval_text.encode),
-   without copying the steps: they can be hundreds of MiB, and each copy counts against
-   the attempt's memory limit. *)
-let send_with_steps fd fields steps =
-  let head = encode fields in
-  let count = String.index head '\n' in
-  let oc = Unix.out_channel_of_descr fd in
-  output_string oc (string_of_int (List.length fields + 1));
-  output_string oc (String.sub head count (String.length head - count));
-  output_string oc (string_of_int (Buffer.length steps));
-  output_char oc '\n';
-  Buffer.output_buffer oc steps;
-  flush oc
+(* Exit code of a child whose OK stands but whose steps could not all be written. *)
+let steps_unwritten = 4
 
-let attempt hol ~replay prepared before goal ~nonce fd =
+(* With the replay on, an OK is sent first and the verdict channel closed; then the steps
+   are written to [steps] (a pipe to the replaying sibling), so the replay runs while they
+   are written and no process holds them whole. *)
+let attempt hol ~replay ~steps prepared before goal ~nonce fd =
   hol.record_steps replay;
   let fields =
     match prepared () with
     | (`Error _ | `Denied _) as no -> (refused no, None)
     | `Ok thunk -> judge hol ~replay before goal thunk
   in
-  match fields with
-  | fields, None -> send fd (nonce :: fields)
-  | fields, Some steps -> send_with_steps fd (nonce :: fields) steps
+  match (fields, steps) with
+  | (fields, Some th), Some steps ->
+      send fd (nonce :: fields);
+      Unix.close fd;
+      (try hol.write_steps (Unix.out_channel_of_descr steps) th
+       with _ -> Unix._exit steps_unwritten)
+  | (fields, _), _ -> send fd (nonce :: fields)
 
-(* In a clean sibling: rebuild the theorem from the steps, through the kernel alone. *)
+(* In a clean sibling: rebuild the theorem from the steps, read as they come, through
+   the kernel alone. *)
 let replay_steps hol goal steps fd =
   let reply =
-    match hol.replay steps with
+    match hol.replay (Unix.in_channel_of_descr steps) with
     | th -> ( match proves hol goal th with None -> [ "replayed" ] | Some why -> [ "rejected"; why ])
     | exception Failure why -> [ "rejected"; one_line why ]
+    | exception Out_of_memory -> [ "error"; "memory exhausted" ]
+    | exception Stack_overflow -> [ "error"; "stack overflow" ]
+    | exception _ -> [ "incomplete" ]
   in
   send fd reply
 
@@ -195,13 +189,15 @@ let describe_status = function
   | Unix.WSIGNALED s -> Printf.sprintf "the checker died of signal %d" s
   | Unix.WSTOPPED s -> Printf.sprintf "the checker stopped on signal %d" s
 
-(* Runs [body] in a confined child; what it sent by [deadline], and how it ended. *)
-let confined limits ~server_fd ~deadline ~limit body =
+(* [body] started in a confined child, with the descriptors [closing] closed there: its
+   pid and the channel it answers on. *)
+let spawn limits ~server_fd ~closing body =
   let rfd, wfd = Unix.pipe ~cloexec:true () in
   match Unix.fork () with
   | 0 ->
       Unix.close rfd;
       (try
+         List.iter Unix.close closing;
          isolate_child limits server_fd;
          body wfd;
          Unix._exit 0
@@ -209,48 +205,87 @@ let confined limits ~server_fd ~deadline ~limit body =
       Unix._exit 3
   | pid ->
       Unix.close wfd;
-      let got = read_until_eof_or ~limit deadline rfd in
-      (try Unix.kill (-pid) Sys.sigkill with Unix.Unix_error _ -> ());
-      let status = reap pid in
-      Unix.close rfd;
-      (got, status)
+      (pid, rfd)
 
-let max_steps_mb = 512
-let large_steps = 32 * 1048576
+let finish (pid, rfd) =
+  (try Unix.kill (-pid) Sys.sigkill with Unix.Unix_error _ -> ());
+  let status = reap pid in
+  Unix.close rfd;
+  status
 
-(* OK is final here only when the replay is off; else it carries the steps, which must
-   replay. *)
+(* What [child] sent by [deadline], and how it ended. *)
+let collect ~limit deadline ((_, rfd) as child) =
+  let got = read_until_eof_or ~limit deadline rfd in
+  (got, finish child)
+
+let confined limits ~server_fd ~deadline ~limit body =
+  collect ~limit deadline (spawn limits ~server_fd ~closing:[] body)
+
+(* An attempt's verdict when nothing is replayed after it. *)
 let attempt_verdict ~nonce ~replay limits = function
   | `Timeout, _ ->
-      `Final (verdict_fields "TIMEOUT" "check" (Printf.sprintf "no verdict within %gs" limits.timeout))
-  | `Too_big, _ ->
-      `Final
-        (verdict_fields "ERROR" "check"
-           (Printf.sprintf "the kernel steps behind the theorem exceed %d MiB" max_steps_mb))
+      (verdict_fields "TIMEOUT" "check" (Printf.sprintf "no verdict within %gs" limits.timeout))
+  | `Too_big, _ -> (verdict_fields "ERROR" "check" "no valid verdict from the checker")
   | `Eof data, Unix.WEXITED 0 -> (
       match decode data with
-      | [ n; "OK"; "check"; ""; steps ] when n = nonce && replay -> `Replay steps
       | [ n; "OK"; "check"; "" ] when n = nonce && not replay ->
-          `Final [ "OK"; "check"; "not replayed through the kernel (replay off)" ]
+          [ "OK"; "check"; "not replayed through the kernel (replay off)" ]
       | [ n; v; stage; msg ]
         when n = nonce
              && List.mem v [ "FAIL"; "CHEATING"; "ERROR" ]
-             && List.mem stage [ "precheck"; "check" ] -> `Final [ v; stage; msg ]
-      | _ | (exception _) -> `Final (verdict_fields "ERROR" "check" "no valid verdict from the checker"))
-  | `Eof _, st -> `Final (verdict_fields "ERROR" "check" (describe_status st))
+             && List.mem stage [ "precheck"; "check" ] -> [ v; stage; msg ]
+      | _ | (exception _) -> (verdict_fields "ERROR" "check" "no valid verdict from the checker"))
+  | `Eof _, st -> (verdict_fields "ERROR" "check" (describe_status st))
 
-let replay_verdict limits = function
+let ok_to_replay ~nonce = function
+  | `Eof data -> ( match decode data with [ n; "OK"; "check"; "" ] -> n = nonce | _ | (exception _) -> false)
+  | _ -> false
+
+(* [writer]: how the attempt's child, which wrote the steps, ended. *)
+let replay_verdict limits writer = function
   | `Timeout, _ ->
       verdict_fields "TIMEOUT" "check"
-        (Printf.sprintf "the replay of the kernel steps took over %gs" limits.timeout)
+        (Printf.sprintf "the kernel steps were not written and replayed within %gs" limits.timeout)
   | `Eof data, Unix.WEXITED 0 -> (
       match decode data with
       | [ "replayed" ] -> [ "OK"; "check"; "" ]
       | [ "rejected"; why ] ->
           verdict_fields "CHEATING" "check" ("the theorem does not replay through the kernel: " ^ why)
+      | [ "error"; why ] -> verdict_fields "ERROR" "check" ("the replay: " ^ why)
+      | [ "incomplete" ] -> (
+          match writer () with
+          | Unix.WEXITED 0 ->
+              verdict_fields "CHEATING" "check" "the kernel steps behind the theorem end before their END"
+          | Unix.WEXITED n when n = steps_unwritten ->
+              verdict_fields "ERROR" "check" "cannot write the kernel steps (memory exhausted?)"
+          | st -> verdict_fields "ERROR" "check" ("while writing the kernel steps: " ^ describe_status st))
       | _ | (exception _) -> verdict_fields "ERROR" "check" "no valid reply from the replay")
   | `Eof _, st -> verdict_fields "ERROR" "check" ("the replay: " ^ describe_status st)
   | `Too_big, _ -> verdict_fields "ERROR" "check" "no valid reply from the replay"
+
+(* The attempt's child sends its verdict, then, for an OK, its steps through a pipe to a
+   clean sibling that replays them as they come. The sibling is forked first, from this
+   clean process; neither holds the other's channel to this process. *)
+let check_replayed hol goal limits ~server_fd ~deadline ~nonce attempt =
+  let steps_r, steps_w = Unix.pipe ~cloexec:true () in
+  let replayer =
+    spawn limits ~server_fd ~closing:[ steps_w ] (replay_steps hol goal steps_r) in
+  Unix.close steps_r;
+  let child = spawn limits ~server_fd ~closing:[ snd replayer ] (attempt (Some steps_w)) in
+  Unix.close steps_w;
+  let got = read_until_eof_or ~limit:65536 deadline (snd child) in
+  if ok_to_replay ~nonce got then
+    (* The replay is proofeval's cost, not the proof's: it gets a budget of its own. *)
+    let deadline = now () +. limits.timeout in
+    let reply = collect ~limit:65536 deadline replayer in
+    (* the child has written its steps, or closed their pipe: it ends here either way *)
+    let writer = lazy (finish child) in
+    let v = replay_verdict limits (fun () -> Lazy.force writer) reply in
+    ignore (Lazy.force writer);
+    v
+  else (
+    ignore (finish replayer);
+    attempt_verdict ~nonce ~replay:true limits (got, finish child))
 
 let check hol engine goal limits ~replay answer ~server_fd =
   hol.prepare_replay ();
@@ -261,27 +296,17 @@ let check hol engine goal limits ~replay answer ~server_fd =
   let prepared =
     engine.prepare_tactic ~timeout:limits.timeout ~deadline ~memory_mb:limits.memory_mb answer
   in
-  let limit = max_steps_mb * 1048576 in
-  let verdict, large =
+  let verdict =
     match prepared with
-    | `Refused no -> (refused no, false)
-    | `Later prepared -> (
-        match
-          attempt_verdict ~nonce ~replay limits
-            (confined limits ~server_fd ~deadline ~limit
-               (attempt hol ~replay prepared before goal ~nonce))
-        with
-        | `Final v -> (v, false)
-        | `Replay steps ->
-            (* The replay is proofeval's cost, not the proof's: it gets a budget of its own. *)
-            let deadline = now () +. limits.timeout in
-            ( replay_verdict limits
-                (confined limits ~server_fd ~deadline ~limit:65536 (replay_steps hol goal steps)),
-              String.length steps > large_steps ))
+    | `Refused no -> refused no
+    | `Later prepared when replay ->
+        check_replayed hol goal limits ~server_fd ~deadline ~nonce (fun steps ->
+            attempt hol ~replay prepared before goal ~nonce ~steps)
+    | `Later prepared ->
+        attempt_verdict ~nonce ~replay limits
+          (confined limits ~server_fd ~deadline ~limit:65536
+             (attempt hol ~replay prepared before goal ~nonce ~steps:None))
   in
-  (* This process held the steps: without compacting, it would keep a heap that large,
-     and every later fork of it would start from that heap. *)
-  if large then Gc.compact ();
   verdict @ [ Printf.sprintf "%.3f" (now () -. start) ]
 
 (* ---------------------------------------------------------------------- *)
