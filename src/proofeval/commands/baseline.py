@@ -109,12 +109,6 @@ def run(args: argparse.Namespace) -> int:
         return run_atp(args)
     if args.timeout_map is not None or args.timeouts is not None:
         say("warning: --timeout-map and --timeouts are not used: each tactic has --tactic-timeout")
-    if args.method == "hammer":
-        present, missing = tactics.hammer_atps()
-        say(
-            f"CoqHammer's ATPs: {', '.join(present) or 'none'} present; "
-            f"{', '.join(missing) or 'none'} missing (Vampire is not in Debian)"
-        )
     opts = BaselineOptions(
         problems=args.problems,
         out=args.out,
@@ -126,6 +120,12 @@ def run(args: argparse.Namespace) -> int:
     )
     solves = run_baseline(opts)
     print(solve_table(solves))
+    if args.method == "hammer":
+        present, missing = tactics.hammer_atps()
+        say(
+            f"CoqHammer's ATPs: {', '.join(present) or 'none'} present; "
+            f"{', '.join(missing) or 'none'} missing (Vampire is not in Debian)"
+        )
     unchecked = sum(not s.checked for s in solves)
     if unchecked:
         say(f"{unchecked} problems have unchecked tactics: re-run to finish them")
