@@ -15,8 +15,8 @@ from proofeval.errors import InputError
 from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq import CoqChecker
-from proofeval.provers.coq.toolchain import data_dir, installed
 from proofeval.provers.interface import CheckSettings, Job
+from tests.coq_chains import CHAINS
 
 if shutil.which("coqtop") is None:
     pytest.skip("Coq is not installed (make install)", allow_module_level=True)
@@ -109,19 +109,6 @@ def test_a_missing_manifest_entry_is_one_input_error_naming_its_line(tmp_path: P
     (root / "cases.json").write_text('["../outside.v"]')
     with pytest.raises(InputError, match="entry 1: '../outside.v' is not inside the tree"):
         load_benchmark(root)
-
-
-# The host's Coq and every toolchain built (debian13 skipped, saying how, when it is not):
-# a tree's library compiles with each toolchain's own coqdep and coqc.
-CHAINS = [
-    "host",
-    *installed(),
-    *[
-        pytest.param(name, marks=pytest.mark.skip(reason=f"the Coq toolchain {name} is not "
-                     f"built at {data_dir()}: `proofeval toolchain add {name}`"))
-        for name in ["debian13"] if name not in installed()
-    ],
-]  # fmt: skip
 
 
 def check(

@@ -19,24 +19,13 @@ from proofeval.provers.coq import verdict as coq_verdict
 from proofeval.provers.coq.policy import render
 from proofeval.provers.coq.sentences import split
 from proofeval.provers.coq.session import CoqSession, Limits
-from proofeval.provers.coq.toolchain import data_dir, installed
 from proofeval.provers.interface import CheckSettings, Job
+from tests.coq_chains import CHAINS
 
 if shutil.which("coqtop") is None:
     pytest.skip("Coq is not installed (make install)", allow_module_level=True)
 
 HEADER = "Require Import Arith Lia NArith.\n"
-# The rules below run on the host's Coq and on every Coq toolchain built (debian13 is a
-# skipped case, saying how to build it, where it is not).
-CHAINS = [
-    "host",
-    *installed(),
-    *[
-        pytest.param(name, marks=pytest.mark.skip(reason=f"the Coq toolchain {name} is not "
-                     f"built at {data_dir()}: `proofeval toolchain add {name}`"))
-        for name in ["debian13"] if name not in installed()
-    ],
-]  # fmt: skip
 STATEMENT = "Theorem thm : forall n : nat, n + 0 = n."
 
 

@@ -20,24 +20,15 @@ import pytest
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq import CoqChecker
 from proofeval.provers.coq.session import coq_version
-from proofeval.provers.coq.toolchain import OCAML_RUNTIME, data_dir, installed, resolve
+from proofeval.provers.coq.toolchain import OCAML_RUNTIME, resolve
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.runs.check import CheckOptions, run_check
+from tests.coq_chains import CHAINS
 
 if shutil.which("coqtop") is None:
     pytest.skip("Coq is not installed (make install)", allow_module_level=True)
 
 FALSE = "Theorem thm : False."
-# Every toolchain installed, and debian13 (which `make test` builds) even when it is not.
-CHAINS = [
-    "host",
-    *installed(),
-    *[
-        pytest.param(name, marks=pytest.mark.skip(reason=f"the Coq toolchain {name} is not "
-                     f"built at {data_dir()}: `proofeval toolchain add {name}`"))
-        for name in ["debian13"] if name not in installed()
-    ],
-]  # fmt: skip
 
 # rocq #20413 (guard checker forgot the non-structural arguments of a fixpoint; 8.16 to
 # 9.0.0): `loop`'s third argument calls `loop` on anything. A transparent constant keeps

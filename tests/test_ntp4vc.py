@@ -18,6 +18,7 @@ from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Outcome, Problem, Verdict
 from proofeval.provers.coq import CoqChecker, compat
 from proofeval.provers.interface import CheckSettings, Job
+from tests.coq_chains import CHAINS
 
 if shutil.which("coqtop") is None:
     pytest.skip("Coq is not installed (make install)", allow_module_level=True)
@@ -83,26 +84,6 @@ def write_tree(root: Path) -> Path:
         (root / relative).write_text(text)
     os.symlink("../../../lib/Rocq4Why3/Why3/Base.v", root / "generation/rocq/Why3/Base.v")
     return root
-
-
-def toolchain_home(name: str) -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "proofeval" / "toolchains" / name
-
-
-# The host's Coq, and Debian 13's 8.20 (NTP4VC's paper's version) once `proofeval
-# toolchain add debian13` has built it.
-CHAINS = [
-    "",
-    pytest.param(
-        "debian13",
-        marks=pytest.mark.skipif(
-            not (toolchain_home("debian13") / "root").is_dir()
-            or "coq_toolchain" not in CheckSettings.__dataclass_fields__,
-            reason="no debian13 Coq toolchain (proofeval toolchain add debian13)",
-        ),
-    ),
-]
 
 
 def snapshot(root: Path) -> dict[str, float]:
