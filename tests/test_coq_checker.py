@@ -188,6 +188,11 @@ def test_a_header_for_rocq_9_is_served_or_says_why_not_in_one_line() -> None:
     assert (out.verdict, out.stage) == (Verdict.ERROR, Stage.PRECHECK)
     assert out.message.startswith("the header does not load (written for Rocq 9; the installed")
     assert "installed Coq is 8." in out.message
+    # one that fails for its own reason (NTP4VC's binomial_heap: the guard) gets no hint
+    own = "From Stdlib Require Import Arith.\nFixpoint loop (n : nat) : nat := loop n.\n"
+    out = check("lia.", problem(header=own))
+    assert out.message.startswith("the header does not load: "), out.message
+    assert "Rocq 9" not in out.message
 
 
 def test_a_statement_without_its_final_period_is_read_as_one_sentence() -> None:

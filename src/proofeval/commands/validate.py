@@ -20,6 +20,7 @@ from proofeval.runs.validate import (
 )
 
 SHOWN_IDS = 3
+SHOWN_WIDTH = 80
 
 
 def configure(sub: argparse._SubParsersAction) -> None:
@@ -93,5 +94,7 @@ def format_health(health: list[Health]) -> str:
 
 
 def _ids(health: list[Health]) -> str:
-    ids = [h.problem_id for h in health[:SHOWN_IDS]]
-    return ", ".join(ids) + (", ..." if len(health) > SHOWN_IDS else "")
+    ids = ", ".join(h.problem_id for h in health[:SHOWN_IDS])
+    if len(ids) > SHOWN_WIDTH:  # long ids (NTP4VC's paths): the lines below name them all
+        return ids[: SHOWN_WIDTH - 3] + "..."
+    return ids + (", ..." if len(health) > SHOWN_IDS else "")

@@ -291,7 +291,7 @@ class CoqChecker:
         if error:
             session.close()
             with self._lock:
-                hint = newer_rocq_hint(header, limits.chain)
+                hint = newer_rocq_hint(header, error, limits.chain)
                 self._header_errors[key] = f"the header does not load{hint}: {error}"
             raise CheckerError(self._header_errors[key])
         session.snapshot()

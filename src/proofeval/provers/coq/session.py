@@ -78,9 +78,15 @@ def coq_version(chain: Toolchain = HOST_CHAIN) -> str:
 ROCQ9 = re.compile(r"\bFrom\s+(Stdlib|Corelib)\b|\bRequire\s+(Import\s+|Export\s+)?Rocq\b")
 
 
-def newer_rocq_hint(header: str, chain: Toolchain = HOST_CHAIN) -> str:
-    """Why a header that names Rocq 9's libraries cannot load here, or ""."""
+NOT_FOUND = re.compile(r"Cannot find a physical path|Cannot find library|Unable to locate library")
+
+
+def newer_rocq_hint(header: str, error: str, chain: Toolchain = HOST_CHAIN) -> str:
+    """Why a header that names Rocq 9's libraries cannot load here, or "": only when what
+    failed is a library not found (a header for Rocq 9 may fail for its own reasons)."""
     if not ROCQ9.search(header) or not coq_version(chain).startswith("8."):
+        return ""
+    if not NOT_FOUND.search(error):
         return ""
     where = "" if chain.home is None else f" in the toolchain {chain.name}"
     return f" (written for Rocq 9; the installed Coq is {coq_version(chain)}{where})"
@@ -491,7 +497,8 @@ class Project:
             shown = Path(source).relative_to(self.copy)
             said = (done.stderr or done.stdout).replace(f"{self.copy}/", "")  # paths as the tree's
             why = tail(said) or f"exit {done.returncode}"
-            hint = newer_rocq_hint(Path(source).read_text(errors="replace"), self.limits.chain)
+            text = Path(source).read_text(errors="replace")
+            hint = newer_rocq_hint(text, said, self.limits.chain)
             # the reason first: a verdict's message is cut at its limit, Coq's text may be long
             raise CheckerError(f"the library file {shown} does not compile{hint}: {why}")
 
