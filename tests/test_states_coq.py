@@ -173,7 +173,9 @@ def test_the_seconds_budget_counts_cpu_not_waiting(states: States, p) -> None:
         applied(session.apply(root, "intros n. split."))
         resume.join()
         assert time.monotonic() - started >= 1.5
-        assert 0.0 < session.usage.seconds < 1.0
+        # the wall clock would charge >= 1.5 s; CPU is counted in 10 ms ticks, so a step
+        # this small may be charged 0
+        assert 0.0 <= session.usage.seconds < 1.0
 
 
 def test_a_session_cannot_reach_another_sessions_states(states: States, p) -> None:
