@@ -9,7 +9,6 @@ errors and lost connections are retried with capped backoff; other errors are on
 from __future__ import annotations
 
 import json
-import os
 import random
 import time
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Any
 
 import openai
 
-from proofeval.generate.client import NO_KEY, GenerationError, SamplingSettings
+from proofeval.generate.client import GenerationError, SamplingSettings, openai_client
 from proofeval.generate.reply import MalformedReply, json_body, reply_kind, usage_of
 
 TEXT_LIMIT = 100_000  # characters of any one text of a reply that are kept
@@ -53,13 +52,7 @@ class ChatTurn:
 class ChatClient:
     def __init__(self, settings: SamplingSettings) -> None:
         self.settings = settings
-        key = os.environ.get(settings.api_key_env) or NO_KEY
-        self._client = openai.OpenAI(
-            api_key=key,
-            base_url=settings.base_url,
-            max_retries=0,
-            timeout=settings.request_timeout,
-        )
+        self._client = openai_client(settings)
 
     def ask(self, messages: list[dict], tools: list[dict]) -> ChatTurn:
         s = self.settings

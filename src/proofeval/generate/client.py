@@ -69,6 +69,17 @@ class _Reply:
     seconds: float
 
 
+def openai_client(settings: SamplingSettings) -> openai.OpenAI:
+    """The endpoint's client; retries are proofeval's own (settings.max_retries)."""
+    key = os.environ.get(settings.api_key_env) or NO_KEY
+    return openai.OpenAI(
+        api_key=key,
+        base_url=settings.base_url,
+        max_retries=0,
+        timeout=settings.request_timeout,
+    )
+
+
 class _NRejected(Exception):
     """HTTP 400 to a request with n > 1: the server may not support n."""
 
@@ -82,13 +93,7 @@ class Generator:
 
     def __init__(self, settings: SamplingSettings) -> None:
         self.settings = settings
-        key = os.environ.get(settings.api_key_env) or NO_KEY
-        self._client = openai.OpenAI(
-            api_key=key,
-            base_url=settings.base_url,
-            max_retries=0,
-            timeout=settings.request_timeout,
-        )
+        self._client = openai_client(settings)
         self._n_works = settings.use_n
         self._stop = threading.Event()
 

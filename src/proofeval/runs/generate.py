@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,21 +108,36 @@ def _generate(
     opts: GenerateOptions, store: RunStore, problems: dict[str, Problem], requests: list[Request]
 ) -> int:
     """Ask for what is missing, recording each completion as it arrives; how many arrived."""
-    total = sum(len(samples) for _, _, samples in requests)
-    if total == 0:
-        return 0
-    bar = tqdm(total=total, unit="completion", desc="generating", file=sys.stderr)
-    lock = threading.Lock()
 
     def arrived(gen: Generation) -> None:
         store.record_generation(gen)
         store.add_attempts([opts.extraction.attempt(gen, problems[gen.problem_id])])
+
+    return ask_all(opts.sampling, requests, arrived, "generating")
+
+
+def ask_all(
+    sampling: SamplingSettings,
+    requests: list[Request],
+    arrived: Callable[[Generation], None],
+    desc: str,
+) -> int:
+    """Ask for every completion of `requests`, handing each to `arrived` as it comes,
+    with a progress bar; how many arrived."""
+    total = sum(len(samples) for _, _, samples in requests)
+    if total == 0:
+        return 0
+    bar = tqdm(total=total, unit="completion", desc=desc, file=sys.stderr)
+    lock = threading.Lock()
+
+    def counted(gen: Generation) -> None:
+        arrived(gen)
         with lock:
             bar.update()
 
-    generator = Generator(opts.sampling)
+    generator = Generator(sampling)
     try:
-        generator.generate(requests, arrived)
+        generator.generate(requests, counted)
     finally:
         generator.cancel()
         bar.close()

@@ -11,7 +11,6 @@ unchecked rounds are checked, missing ones asked for. A larger R continues a fin
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, as_completed
 from dataclasses import dataclass
@@ -20,12 +19,12 @@ from typing import Protocol
 from tqdm import tqdm
 
 from proofeval.files import write_jsonl_atomically
-from proofeval.generate.client import Generator, SamplingSettings
+from proofeval.generate.client import SamplingSettings
 from proofeval.generate.repair import Previous, render_repair
 from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Generation, Outcome, Problem, Verdict
 from proofeval.provers.registry import supported
-from proofeval.runs.generate import Extraction
+from proofeval.runs.generate import Extraction, ask_all
 from proofeval.runs.stream import RunOptions, run_pipeline
 from proofeval.store import Round, RunStore
 from proofeval.timeouts import load_policy
@@ -154,23 +153,13 @@ def _generate(
         previous = Previous(v.prompt, v.output, v.proof, v.outcome, v.feedback)
         prompt = render_repair(opts.template, problems[pid], previous, number)
         requests.append((problems[pid], prompt, [sample]))
-    bar = tqdm(total=len(requests), unit="completion", desc=f"round {number}", file=sys.stderr)
-    lock = threading.Lock()
 
     def arrived(gen: Generation) -> None:
         problem = problems[gen.problem_id]
         proof = opts.extraction.attempt(gen, problem).proof
         store.record_round(Round(gen.problem_id, gen.sample, number, gen, proof))
-        with lock:
-            bar.update()
 
-    generator = Generator(opts.sampling)
-    try:
-        generator.generate(requests, arrived)
-    finally:
-        generator.cancel()
-        bar.close()
-    return bar.n
+    return ask_all(opts.sampling, requests, arrived, f"round {number}")
 
 
 def _check(
