@@ -102,16 +102,7 @@ class AgentToolbox:
 
     def submit(self, proof: str = "", state_id: str = "") -> dict:
         """The final answer, checked by the ordinary checker (as the MCP submit does)."""
-        p, tools = self.problem, self.tools
-        tools._count_check()
-        if state_id:
-            if self.session.state(state_id).problem_id != p.id:
-                raise InputError(f"state {state_id!r} is not a state of {p.id!r}")
-            finished = self.session.finish(state_id, tools._timeout(p))
-            proof, outcome, feedback = finished.proof, finished.outcome, finished.feedback
-        else:
-            [outcome] = tools.checker.check([(p, tools._text("proof", proof))], tools._timeout(p))
-            feedback = tools._feedback(p, proof, outcome)
+        proof, outcome, feedback = self.tools.final(self.problem, proof, state_id)
         self._submitted = (proof, outcome)
         return _verdict(outcome, feedback) | {"proof": proof}
 

@@ -133,17 +133,21 @@ class Tools:
         """The final answer: a proof, or a state whose path is assembled into one; the
         ordinary checker's verdict, kept in the run's store."""
         p = self._problem(problem_id)
+        proof, outcome, feedback = self.final(p, proof, state_id)
+        index = keep(self.store, p.id, proof, outcome, feedback)
+        return _verdict(outcome, feedback) | {"proof": proof, "attempt": index}
+
+    def final(self, p: Problem, proof: str, state_id: str) -> tuple[str, Outcome, Feedback | None]:
+        """A submitted answer's proof (a state's path assembled), the ordinary checker's
+        outcome and its feedback; counted as a check."""
         self._count_check()
         if state_id:
             if self.session.state(state_id).problem_id != p.id:
                 raise InputError(f"state {state_id!r} is not a state of {p.id!r}")
             finished = self.session.finish(state_id, self._timeout(p))
-            proof, outcome, feedback = finished.proof, finished.outcome, finished.feedback
-        else:
-            [outcome] = self.checker.check([(p, self._text("proof", proof))], self._timeout(p))
-            feedback = self._feedback(p, proof, outcome)
-        index = keep(self.store, p.id, proof, outcome, feedback)
-        return _verdict(outcome, feedback) | {"proof": proof, "attempt": index}
+            return finished.proof, finished.outcome, finished.feedback
+        [outcome] = self.checker.check([(p, self._text("proof", proof))], self._timeout(p))
+        return proof, outcome, self._feedback(p, proof, outcome)
 
     def _feedback(self, p: Problem, proof: str, outcome: Outcome) -> Feedback | None:
         """A FAIL's feedback, found through proof states while the budget allows."""
