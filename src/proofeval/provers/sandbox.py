@@ -5,7 +5,9 @@ directory, a benchmark's references) does not exist inside."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
@@ -36,16 +38,19 @@ def _system_binds(system: Path) -> list[str]:
 def bwrap_prefix(
     writable: Iterable[Path] = (),
     read_only: Iterable[Path] = (),
-    as_pid_1: bool = False,
     system: Path = Path("/"),
 ) -> list[str]:
     """The bwrap command line that wraps a prover: `read_only` paths are shown read-only,
     `writable` ones read-write, each at its own path; nothing else of the host is.
     `system`: the root whose /usr the prover sees (a toolchain's, or the host's).
 
-    `as_pid_1`: the prover is the sandbox's first process, and bwrap's own process (whose
-    descriptors anything inside could otherwise open through /proc/1) stays outside. The
-    prover must then reap orphans, and signals from inside cannot stop it."""
+    The prover is the sandbox's first process (pid 1): bwrap's own process, whose
+    descriptors anything inside could otherwise open through /proc/1, stays outside;
+    signals from inside cannot stop the prover; and bwrap waits for it, so that its CPU
+    time reaches whoever waits for bwrap. (With an init of bwrap's own in between, bwrap
+    exits on the init's word without waiting for it, and the CPU of everything that ran
+    inside was counted nowhere.) Orphans inside are the prover's to reap; those left when
+    it exits are killed with it."""
     binary = shutil.which("bwrap")
     if binary is None:
         raise InputError(
@@ -59,7 +64,7 @@ def bwrap_prefix(
         "--new-session",
         "--cap-drop",
         "ALL",
-        *(["--as-pid-1"] if as_pid_1 else []),
+        "--as-pid-1",
         *_system_binds(system),
         "--dev",
         "/dev",
@@ -105,3 +110,39 @@ def check_bwrap_works() -> None:
             f"({done.stderr.strip() or 'exit ' + str(done.returncode)}); "
             "pass --no-sandbox to check without one"
         )
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Kill a process started in its own session, and what it started, and wait for it.
+    For a sandbox, innermost first: the prover dies and bwrap reaps it, so its CPU time is
+    counted; killing bwrap first would orphan the prover, and its time would be lost."""
+    if proc.poll() is not None:
+        return
+    inside = _children(proc.pid) if _is_bwrap(proc.pid) else []
+    for pid in inside:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    try:
+        proc.wait(timeout=5 if inside else 0)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def _is_bwrap(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/exe").resolve().name == "bwrap"
+    except OSError:
+        return False
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []

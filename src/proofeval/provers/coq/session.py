@@ -18,7 +18,6 @@ import secrets
 import selectors
 import shlex
 import shutil
-import signal
 import stat
 import subprocess
 import threading
@@ -31,6 +30,7 @@ from proofeval.errors import CheckerError
 from proofeval.files import write_text_atomically
 from proofeval.provers.coq import audit, compat, dune, libraries
 from proofeval.provers.coq.toolchain import HOST_CHAIN, OCAML_RUNTIME, Toolchain
+from proofeval.provers.sandbox import stop
 
 START_LIMIT = 120.0  # seconds for coqtop to start
 PROBE_LIMIT = 60.0  # seconds for the parent's own queries
@@ -250,12 +250,7 @@ class CoqSession:
         raise CheckerError(why)
 
     def close(self) -> None:
-        if self._proc.poll() is None:
-            try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self._proc.wait()
+        stop(self._proc)
         self._sel.close()
         for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
             if stream is not None:

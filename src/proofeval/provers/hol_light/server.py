@@ -26,7 +26,7 @@ from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Stage, Verdict
 from proofeval.provers.hol_light.build import KERNEL, build_dir, unlimited_stack
 from proofeval.provers.hol_light.protocol import TOO_OLD, Connection, Phrase
-from proofeval.provers.sandbox import SCRATCH, bwrap_prefix, check_bwrap_works
+from proofeval.provers.sandbox import SCRATCH, bwrap_prefix, check_bwrap_works, stop
 
 if TYPE_CHECKING:
     from proofeval.provers.hol_light.native import NativeBuild
@@ -362,7 +362,7 @@ class Launcher:
             seen = [self.workdir, build, *hol_light_paths(home), *self.read_only, *ocaml_paths()]
             if self.native is not None:
                 seen.append(self.native.directory)
-            cmd = bwrap_prefix(read_only=seen, as_pid_1=True) + cmd
+            cmd = bwrap_prefix(read_only=seen) + cmd
         return cmd
 
     def can_see(self, path: Path) -> bool:
@@ -473,9 +473,8 @@ class Launcher:
 
     def close(self) -> None:
         self._listener.close()
-        if self._proc is not None and self._proc.poll() is None:
-            os.killpg(self._proc.pid, 9)
-            self._proc.wait()
+        if self._proc is not None:
+            stop(self._proc)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
