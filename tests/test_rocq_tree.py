@@ -88,6 +88,11 @@ def test_only_selects_by_id_glob_or_file_and_a_pattern_matching_nothing_is_an_er
     assert len(bench.problems) == 3
     with pytest.raises(InputError, match="'putnam_2099\\*' matches no problem"):
         load_benchmark(tree, Selection(only=("putnam_1968_a1,putnam_2099*",)))
+    # a case list names its cases by their files (NTP4VC's test_set.rocq.lst)
+    bench = load_benchmark(tree, Selection(only=("putnam_2001_a1.v", "putnam_2002_b3.v")))
+    assert [p.id for p in bench.problems] == ["putnam_2001_a1", "putnam_2002_b3"]
+    with pytest.raises(InputError, match="'putnam_2099.v' matches no problem"):
+        load_benchmark(tree, Selection(only=("putnam_2099.v",)))
 
 
 def test_a_manifest_of_any_name(tree: Path) -> None:

@@ -23,7 +23,8 @@ def add_benchmark_options(p: argparse.ArgumentParser) -> None:
         action="append",
         metavar="PATTERN",
         help="only the problems whose id matches: ids or globs (putnam_19*), comma-separated "
-        "or repeated, or @FILE of them one a line; a pattern that matches nothing is an error",
+        "or repeated, or @FILE of them one a line (a Rocq case may be named by its .v file, as "
+        "NTP4VC's test_set.rocq.lst names them); a pattern that matches nothing is an error",
     )
     p.add_argument(
         "--categories",

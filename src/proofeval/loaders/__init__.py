@@ -125,6 +125,7 @@ def _select(bench: Benchmark, patterns: list[str]) -> Benchmark:
     """`bench` with only the problems an id or glob of `patterns` matches; InputError for a
     pattern that matches none (a typo would silently shrink the benchmark)."""
     ids = [p.id for p in bench.problems]
+    patterns = [_case_file(pat, ids) for pat in patterns]
     skipped_ids = {s.path for s in bench.skipped}
     unmatched = [pat for pat in patterns if not fnmatch.filter(ids, pat) and pat not in skipped_ids]
     if unmatched:
@@ -141,6 +142,15 @@ def _select(bench: Benchmark, patterns: list[str]) -> Benchmark:
         [s for s in bench.skipped if any(fnmatch.fnmatchcase(s.path, pat) for pat in patterns)],
         frozenset(ids) - keep,
     )
+
+
+def _case_file(pattern: str, ids: list[str]) -> str:
+    """A Rocq case named by its file, as case lists name them (`a/b.v`, NTP4VC's
+    test_set.rocq.lst), is the problem `a/b`."""
+    stem = pattern.removesuffix(".v")
+    if stem != pattern and not fnmatch.filter(ids, pattern) and fnmatch.filter(ids, stem):
+        return stem
+    return pattern
 
 
 SHOWN_SKIPPED = 5
