@@ -3,9 +3,8 @@
 For each prover, a benchmark of N problems with one FAIL each is checked with feedback
 off (a fresh run directory), then the same run is resumed with feedback on: every
 attempt is already checked, so the second pass is the feedback alone. Prints the wall
-clock per FAIL of both, their ratio and the load average. (Not CPU time: the provers'
-processes end inside their sandboxes, whose init reaps them without accounting, so
-their CPU time cannot be summed from here once they are gone.)
+clock and the CPU time (this process and every prover process, benchmarks/cpu.py) per
+FAIL of both, their ratios and the load average.
 
 Usage: python benchmarks/check_feedback.py [--provers hol-light,coq] [--problems 10]
                                            [--native off|on]
@@ -22,6 +21,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from cpu import tree_cpu
 from states_apply import launcher
 
 from proofeval.provers.interface import CheckSettings
@@ -46,25 +46,29 @@ def benchmark(root: Path, prover: str, count: int) -> CheckOptions:
                         settings=CheckSettings(workers=1))  # fmt: skip
 
 
-def measured(opts: CheckOptions, warm: dict[str, object]) -> tuple[float, int]:
-    start = time.perf_counter()
+def measured(opts: CheckOptions, warm: dict[str, object]) -> tuple[float, float, int]:
+    """Wall and CPU seconds of one pass, and its FAILs."""
+    start, cpu = time.perf_counter(), tree_cpu()
     rows = run_check(opts, warm)
     fails = sum(r.verdict is not None and r.verdict.value == "FAIL" for r in rows)
-    return time.perf_counter() - start, fails
+    return time.perf_counter() - start, tree_cpu() - cpu, fails
 
 
 def measure(prover: str, count: int, warm: dict[str, object]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         opts = benchmark(Path(tmp), prover, count)
-        check_wall, fails = measured(opts, warm)
+        check_wall, check_cpu, fails = measured(opts, warm)
         assert fails == count, f"{fails} of {count} attempts FAIL"
-        feedback_wall, _ = measured(replace(opts, feedback=True), warm)
+        feedback_wall, feedback_cpu, _ = measured(replace(opts, feedback=True), warm)
         entries = (opts.out / "feedback.jsonl").read_text().splitlines()
         assert len(entries) == count, f"feedback on {len(entries)} of {count} FAILs"
+    ms = 1000 / count
     print(
-        f"{prover}: per FAIL, check {check_wall / count * 1000:.0f} ms wall, feedback "
-        f"{feedback_wall / count * 1000:.0f} ms wall, {feedback_wall / check_wall:.2f}x "
-        f"(over {count} FAILs; load average {os.getloadavg()[0]:.1f})"
+        f"{prover}: per FAIL, check {check_wall * ms:.0f} ms wall, {check_cpu * ms:.0f} ms "
+        f"CPU; feedback {feedback_wall * ms:.0f} ms wall, {feedback_cpu * ms:.0f} ms CPU; "
+        f"feedback/check {feedback_wall / check_wall:.2f}x wall, "
+        f"{feedback_cpu / check_cpu:.2f}x CPU (over {count} FAILs; load average "
+        f"{os.getloadavg()[0]:.1f})"
     )
 
 

@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from cpu import tree_cpu
 from tests.openai_stub import StubServer
 
 from proofeval.commands.agent_tools import AgentToolbox
@@ -44,28 +45,6 @@ from proofeval.states import Budget
 DEMO = Path(__file__).resolve().parents[1] / "src/proofeval/demo/problems.jsonl"
 WRONG = {"hol-light": "ALL_TAC", "coq": "idtac."}
 LANG = {"hol-light": "ocaml", "coq": "coq"}
-
-
-def cpu() -> float:
-    """CPU seconds of this process, its reaped children and its live descendants."""
-    own = os.times()
-    total = own.user + own.system + own.children_user + own.children_system
-    children: dict[int, list[int]] = {}
-    stats: dict[int, list[str]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            stats[int(entry.name)] = fields
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    todo, ticks = list(children.get(os.getpid(), [])), 0
-    while todo:
-        pid = todo.pop()
-        ticks += sum(int(f) for f in stats[pid][11:15])
-        todo.extend(children.get(pid, []))
-    return total + ticks / os.sysconf("SC_CLK_TCK")
 
 
 def answer(p: Problem, index: int, round_number: int) -> str:
@@ -124,9 +103,9 @@ class NoFeedback(CheckerJudge):
 
 
 def measure(label: str, work) -> tuple[float, float]:
-    wall, used = time.perf_counter(), cpu()
+    wall, used = time.perf_counter(), tree_cpu()
     work()
-    wall, used = time.perf_counter() - wall, cpu() - used
+    wall, used = time.perf_counter() - wall, tree_cpu() - used
     print(f"{label}: {wall:.1f} s wall, {used:.1f} s CPU", flush=True)
     return wall, used
 

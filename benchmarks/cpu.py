@@ -1,0 +1,39 @@
+"""CPU seconds of this process and everything it started: its own time, the children it
+reaped, and every live descendant with the children each of those reaped.
+
+Sandboxed provers are counted too: the prover is bubblewrap's first process and bwrap
+waits for it (proofeval.provers.sandbox), so its time reaches us when bwrap ends, and
+while it runs it is a live descendant. Unlike wall time, other load on the machine does
+not stretch this figure."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu() -> float:
+    own = os.times()
+    total = own.user + own.system + own.children_user + own.children_system
+    return total + _live_descendants_ticks() / TICK
+
+
+def _live_descendants_ticks() -> int:
+    children: dict[int, list[int]] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(entry.name)] = fields
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    todo, ticks = list(children.get(os.getpid(), [])), 0
+    while todo:
+        pid = todo.pop()
+        ticks += sum(int(f) for f in stats[pid][11:15])  # utime stime cutime cstime
+        todo.extend(children.get(pid, []))
+    return ticks
