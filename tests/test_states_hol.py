@@ -6,7 +6,10 @@ Light (the session's core)."""
 
 from __future__ import annotations
 
+import platform
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -194,6 +197,35 @@ def test_a_session_cannot_reach_another_sessions_states(states: States, hol_base
     finally:
         one.close()
         two.close()
+        factory.close()
+
+
+def _huge_pages_available() -> bool:
+    """Whether this kernel can collapse a heap into huge pages (MADV_COLLAPSE: Linux 6.1)."""
+    try:
+        mode = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return False
+    release = tuple(int(n) for n in re.findall(r"\d+", platform.release())[:2])
+    return "[never]" not in mode and release >= (6, 1)
+
+
+def test_the_warm_heap_is_shared_in_huge_pages(hol_base: WarmProcess) -> None:
+    """The booted process holds its heap in huge pages (cheap forks for every step), and
+    a fork collapses only what it alone maps: what it shares stays shared."""
+    log = hol_base.launcher.log_path.read_text(errors="replace")
+    said = re.findall(r"proofeval: (\d+) MiB of the heap in huge pages", log)
+    assert said, "the booted process did not say how much of its heap it collapsed"
+    if _huge_pages_available():  # the bytecode core's heap is some 380 MiB, native ~70 MiB
+        assert int(said[0]) >= (10 if hol_base.launcher.native else 100), said
+    factory = HolLightStateFactory(hol_base)
+    fresh = factory.open(problem("hol-light", STATEMENT))
+    try:
+        fresh.start("root")
+        [ok, mib] = fresh.proc.state_request(["state_huge_pages"], 60.0)
+        assert ok == "ok" and int(mib) <= 8, mib  # its young heap at most; not the core's
+    finally:
+        fresh.close()
         factory.close()
 
 
