@@ -39,6 +39,26 @@ ESCAPE = (
 LIMITS = StepLimits(30.0, 2048)
 
 
+def _frame(fields: list[str]) -> str:
+    """A message in the framing of proofeval_text.ml."""
+    return f"{len(fields)}\n" + "".join(f"{len(f)}\n{f}" for f in fields)
+
+
+# What a step's child sends back: its nonce, "done", the goals made, the goals as
+# records, and as shown. This one says the tactic left the goal `F`, under a made-up nonce.
+FORGED_RESULT = _frame(["0" * 32, "done", "1", "Y 1 A 626f6f6c 0\nM 2 C 46 1\nG 0 2\n", "`F`"])
+# Context code is not deny-checked: it can write to the descriptor the result goes on,
+# then end the child as the child ends after a result (exit status 0).
+FORGE = (
+    "let FORGE_TAC : tactic = fun g ->\n"
+    "  for fd = 0 to 63 do\n"
+    "    try ignore (Unix.write_substring (Obj.magic fd : Unix.file_descr) forged 0\n"
+    "      (String.length forged)) with _ -> ()\n"
+    "  done;\n"
+    "  exit 0;;\n"
+)
+
+
 @pytest.fixture(scope="module")
 def states(hol_base: WarmProcess) -> Iterator[States]:
     checker = Checker(CheckSettings(workers=1), warm={"hol-light": hol_base})
@@ -152,6 +172,18 @@ def test_a_contexts_own_tactic_runs_in_the_sandbox(states: States) -> None:
         assert isinstance(escaped, StepError) and escaped.outcome.verdict is Verdict.FAIL
         assert "refused" in escaped.outcome.message
         assert "not permitted" in escaped.outcome.message
+
+
+def test_a_result_forged_on_the_reply_channel_is_not_taken(states: States) -> None:
+    forged = FORGED_RESULT.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    header = f'let forged = "{forged}";;\n' + FORGE
+    with states.session() as session:
+        root = session.start(problem("hol-light", STATEMENT, header=header))
+        forging = session.apply(root, "FORGE_TAC")
+        assert isinstance(forging, StepError), forging
+        assert (forging.outcome.verdict, forging.outcome.stage) == (Verdict.ERROR, Stage.CHECK)
+        assert "no valid result" in forging.outcome.message
+        assert applied(session.apply(root, "GEN_TAC")).goals  # the state is as it was
 
 
 def test_budgets_are_enforced(states: States) -> None:
