@@ -6,7 +6,10 @@ Light (the session's core)."""
 
 from __future__ import annotations
 
+import platform
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +37,26 @@ ESCAPE = (
     '   with Sys_error why -> failwith ("refused: " ^ why));;\n'
 )
 LIMITS = StepLimits(30.0, 2048)
+
+
+def _frame(fields: list[str]) -> str:
+    """A message in the framing of proofeval_text.ml."""
+    return f"{len(fields)}\n" + "".join(f"{len(f)}\n{f}" for f in fields)
+
+
+# What a step's child sends back: its nonce, "done", the goals made, the goals as
+# records, and as shown. This one says the tactic left the goal `F`, under a made-up nonce.
+FORGED_RESULT = _frame(["0" * 32, "done", "1", "Y 1 A 626f6f6c 0\nM 2 C 46 1\nG 0 2\n", "`F`"])
+# Context code is not deny-checked: it can write to the descriptor the result goes on,
+# then end the child as the child ends after a result (exit status 0).
+FORGE = (
+    "let FORGE_TAC : tactic = fun g ->\n"
+    "  for fd = 0 to 63 do\n"
+    "    try ignore (Unix.write_substring (Obj.magic fd : Unix.file_descr) forged 0\n"
+    "      (String.length forged)) with _ -> ()\n"
+    "  done;\n"
+    "  exit 0;;\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +174,18 @@ def test_a_contexts_own_tactic_runs_in_the_sandbox(states: States) -> None:
         assert "not permitted" in escaped.outcome.message
 
 
+def test_a_result_forged_on_the_reply_channel_is_not_taken(states: States) -> None:
+    forged = FORGED_RESULT.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    header = f'let forged = "{forged}";;\n' + FORGE
+    with states.session() as session:
+        root = session.start(problem("hol-light", STATEMENT, header=header))
+        forging = session.apply(root, "FORGE_TAC")
+        assert isinstance(forging, StepError), forging
+        assert (forging.outcome.verdict, forging.outcome.stage) == (Verdict.ERROR, Stage.CHECK)
+        assert "no valid result" in forging.outcome.message
+        assert applied(session.apply(root, "GEN_TAC")).goals  # the state is as it was
+
+
 def test_budgets_are_enforced(states: States) -> None:
     p = problem("hol-light", STATEMENT)
     with states.session(Budget(steps=2)) as session:
@@ -194,6 +229,35 @@ def test_a_session_cannot_reach_another_sessions_states(states: States, hol_base
     finally:
         one.close()
         two.close()
+        factory.close()
+
+
+def _huge_pages_available() -> bool:
+    """Whether this kernel can collapse a heap into huge pages (MADV_COLLAPSE: Linux 6.1)."""
+    try:
+        mode = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return False
+    release = tuple(int(n) for n in re.findall(r"\d+", platform.release())[:2])
+    return "[never]" not in mode and release >= (6, 1)
+
+
+def test_the_warm_heap_is_shared_in_huge_pages(hol_base: WarmProcess) -> None:
+    """The booted process holds its heap in huge pages (cheap forks for every step), and
+    a fork collapses only what it alone maps: what it shares stays shared."""
+    log = hol_base.launcher.log_path.read_text(errors="replace")
+    said = re.findall(r"proofeval: (\d+) MiB of the heap in huge pages", log)
+    assert said, "the booted process did not say how much of its heap it collapsed"
+    if _huge_pages_available():  # the bytecode core's heap is some 380 MiB, native ~70 MiB
+        assert int(said[0]) >= (10 if hol_base.launcher.native else 100), said
+    factory = HolLightStateFactory(hol_base)
+    fresh = factory.open(problem("hol-light", STATEMENT))
+    try:
+        fresh.start("root")
+        [ok, mib] = fresh.proc.state_request(["state_huge_pages"], 60.0)
+        assert ok == "ok" and int(mib) <= 8, mib  # its young heap at most; not the core's
+    finally:
+        fresh.close()
         factory.close()
 
 

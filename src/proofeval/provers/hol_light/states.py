@@ -47,6 +47,7 @@ class HolLightStateFactory:
                     try:
                         path = self.base.launcher.scratch_file("context", problem.header)
                         proc.load(path, problem.directory)
+                        _own_huge_pages(proc)
                     except BaseException:
                         proc.close()
                         raise
@@ -58,6 +59,15 @@ class HolLightStateFactory:
             for proc in self._templates.values():
                 proc.close()
             self._templates.clear()
+
+
+def _own_huge_pages(template: WarmProcess) -> None:
+    """Hold the template's heap in huge pages, so that each step's fork of a session (a
+    fork of the template) is cheap (see proofeval_stubs.c). Its first clone first numbers
+    its theorems with a full collection, which writes, and so unshares, nearly every page
+    of its heap; after it, collapsing them costs no memory."""
+    template.clone().close()
+    template.state_request(["state_huge_pages"], START_LIMIT)
 
 
 class HolLightStates:
