@@ -19,10 +19,10 @@ from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq import compat, coqchk, libraries, verdict
 from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
+from proofeval.provers.coq.project import Project, TreeCopy, open_project
 from proofeval.provers.coq.session import (
     CoqSession,
     Limits,
-    Project,
     Report,
     Timeout,
     coq_version,
@@ -174,6 +174,7 @@ class CoqChecker:
         self._header_errors: dict[Context, str] = {}
         self._statements: dict[tuple[Context, str], str] = {}
         self._projects: dict[tuple[str, str], Project] = {}
+        self._trees: dict[tuple[Path, str], TreeCopy] = {}  # one copy per tree, shared
         self._chains: dict[str, Toolchain] = {}
         self.compat_applied: set[tuple[str, str, str]] = set()  # (Coq, rule, where) applied
         self.cache = libraries.Cache()  # compiled library files, shared by every tree
@@ -301,10 +302,10 @@ class CoqChecker:
         key = (directory, limits.chain.name)  # each toolchain compiles its own .vo files
         with self._lock:
             if key not in self._projects:
-                workers = self.settings.workers
-                project = Project(Path(directory), self.workdir, limits, workers)
-                project.cache = self.cache
-                self._projects[key] = project
+                self._projects[key] = open_project(
+                    Path(directory), self.workdir, limits, self._trees,
+                    self.settings.workers, self.cache,
+                )  # fmt: skip
             return self._projects[key]
 
     def _note_compat(self, header: list[str], project: Project | None, chain: Toolchain) -> None:

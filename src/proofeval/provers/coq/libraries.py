@@ -4,6 +4,8 @@ A compiled file (`.vo`) is kept in the cache directory under a key made of the C
 compiled it (binary and version), the file's logical place, its text as compiled (after
 the compatibility layer) and the keys of the library files it needs; a file whose key is
 there is copied, not compiled. Files compile in parallel, each once its needs are done.
+What coqdep said a header needs is kept there too (`*.needs.json`), under a key of
+everything coqdep read (project.py).
 The cache is `$PROOFEVAL_COQ_CACHE`, else `$XDG_CACHE_HOME/proofeval/coq-libraries`
 (`~/.cache/...`).
 """
@@ -11,6 +13,7 @@ The cache is `$PROOFEVAL_COQ_CACHE`, else `$XDG_CACHE_HOME/proofeval/coq-librari
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import threading
@@ -73,6 +76,23 @@ class Cache:
         with self._lock:
             self.compiled += 1
             self.seconds += seconds
+
+    def fetch_needs(self, file_key: str) -> list[str] | None:
+        """The dependencies kept under `file_key` (store_needs), or None."""
+        try:
+            data = json.loads((self.directory / f"{file_key}.needs.json").read_text())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, list) or not all(isinstance(n, str) for n in data):
+            return None
+        return data
+
+    def store_needs(self, file_key: str, needs: list[str]) -> None:
+        """Keep what coqdep said a header needs (atomically, as `store`)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        partial = self.directory / f".{file_key}.{os.getpid()}.{threading.get_ident()}"
+        partial.write_text(json.dumps(needs))
+        os.replace(partial, self.directory / f"{file_key}.needs.json")
 
 
 def build_in_order(
