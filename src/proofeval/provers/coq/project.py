@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shlex
 import shutil
 import stat
@@ -39,7 +40,9 @@ from proofeval.provers.coq.session import (
 from proofeval.provers.coq.toolchain import OCAML_RUNTIME, Toolchain
 
 BUILD_LIMIT = 600.0  # seconds to compile one library file
-NOT_FOUND = "has not been found in the loadpath"  # coqdep's warning for a missing library
+# coqdep's warning for a library it cannot find (8.20 wraps it over lines: read it with
+# the whitespace collapsed); the group is the file that needs it
+MISSING = re.compile(r"in file (\S+\.v), library \S+ is required and has not been found")
 
 
 @dataclass(frozen=True)
@@ -155,13 +158,7 @@ class TreeCopy:
         if not sources:
             return
         done = self.run(["coqdep", *flags, *sources])
-        missing = {
-            word.strip(",")
-            for line in done.stderr.splitlines()
-            if NOT_FOUND in line
-            for word in line.split()
-            if word.strip(",").endswith(".v")
-        }
+        missing = set(MISSING.findall(" ".join(done.stderr.split())))
         for target, needs in parse_coqdep(done.stdout).items():
             if target[:-1] not in missing:
                 self.graph.setdefault(target, needs)
@@ -179,7 +176,7 @@ class TreeCopy:
         done = self.run(["coqdep", *flags, str(header_file)])
         needs = parse_coqdep(done.stdout).get(str(header_file.with_suffix(".vo")), [])
         inside = [n for n in needs if Path(n).is_relative_to(self.copy)]
-        if done.returncode == 0 and NOT_FOUND not in done.stderr:
+        if done.returncode == 0 and not MISSING.search(" ".join(done.stderr.split())):
             self.cache.store_needs(key, [Path(n).relative_to(self.copy).as_posix() for n in inside])
         return inside
 
