@@ -4,6 +4,7 @@ build cache. Real Coq, on the host and on every built toolchain."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from proofeval.cli import main
 from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Outcome, Verdict
 from proofeval.provers.coq import CoqChecker
-from proofeval.provers.coq.project import error_part, installed_library
+from proofeval.provers.coq.project import TreeCopy, error_part, installed_library
 from proofeval.provers.coq.toolchain import Toolchain, installed, resolve
 from proofeval.provers.interface import CheckSettings, Job
 from tests.coq_chains import CHAINS
@@ -108,24 +109,34 @@ def test_error_part_starts_at_the_last_error() -> None:
 def test_a_second_run_asks_coqdep_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chain: str
 ) -> None:
-    """The header's needs come from the build cache; new files under its load paths ask
-    coqdep again."""
+    """What coqdep said (of the header, of the library files) comes from the build cache;
+    a new file under the load paths asks coqdep again."""
     monkeypatch.setenv("PROOFEVAL_COQ_CACHE", str(tmp_path / "cache"))
+    ran: list[str] = []
+    real_run = TreeCopy.run
+
+    def recording(self: TreeCopy, command: list[str]):  # the real run, recorded
+        ran.append(command[0])
+        return real_run(self, command)
+
+    monkeypatch.setattr(TreeCopy, "run", recording)
     case = "Require Import Lib.A.\nTheorem t : a = 1.\nAdmitted.\n"
     files = {"theories/A.v": "Definition a := 1.\n"}
     root = project_tree(tmp_path / "t", "-Q theories Lib\n", case, files)
     outcome, _ = check(root, "Proof. reflexivity. Qed.", chain)
     assert outcome.verdict is Verdict.OK, outcome
-    kept = list((tmp_path / "cache").glob("*.needs.json"))
-    assert len(kept) == 1 and kept[0].read_text() == '["theories/A.vo"]'
+    assert ran == ["coqdep", "coqdep", "coqc"]  # the library, the header; A.v compiled
+    kept = [json.loads(f.read_text()) for f in (tmp_path / "cache").glob("*.json")]
+    assert [k for k in kept if isinstance(k, list)] == [["theories/A.vo"]]
+    ran.clear()
     outcome, _ = check(root, "Proof. reflexivity. Qed.", chain)
     assert outcome.verdict is Verdict.OK, outcome
-    assert len(list((tmp_path / "cache").glob("*.needs.json"))) == 1  # the same, reused
-    # a new library file under the load path: what coqdep would find may differ, so ask
+    assert ran == []  # A.vo from the cache, and coqdep asked nothing
+    # a new library file under the load path: what coqdep finds may differ, so ask again
     (root / "theories/B.v").write_text("Definition b := 2.\n")
     outcome, _ = check(root, "Proof. reflexivity. Qed.", chain)
     assert outcome.verdict is Verdict.OK, outcome
-    assert len(list((tmp_path / "cache").glob("*.needs.json"))) == 2
+    assert ran == ["coqdep", "coqdep"]
 
 
 def test_coqhammers_atps_are_looked_for_in_the_toolchains_root(tmp_path: Path) -> None:

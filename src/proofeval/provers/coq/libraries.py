@@ -4,8 +4,8 @@ A compiled file (`.vo`) is kept in the cache directory under a key made of the C
 compiled it (binary and version), the file's logical place, its text as compiled (after
 the compatibility layer) and the keys of the library files it needs; a file whose key is
 there is copied, not compiled. Files compile in parallel, each once its needs are done.
-What coqdep said a header needs is kept there too (`*.needs.json`), under a key of
-everything coqdep read (project.py).
+What coqdep said (of a header, of library files) is kept there too (`*.json`), under a
+key of everything coqdep read (project.py).
 The cache is `$PROOFEVAL_COQ_CACHE`, else `$XDG_CACHE_HOME/proofeval/coq-libraries`
 (`~/.cache/...`).
 """
@@ -77,22 +77,19 @@ class Cache:
             self.compiled += 1
             self.seconds += seconds
 
-    def fetch_needs(self, file_key: str) -> list[str] | None:
-        """The dependencies kept under `file_key` (store_needs), or None."""
+    def fetch_data(self, data_key: str) -> object:
+        """What store_data kept under `data_key` (JSON), or None."""
         try:
-            data = json.loads((self.directory / f"{file_key}.needs.json").read_text())
+            return json.loads((self.directory / f"{data_key}.json").read_text())
         except (OSError, ValueError):
             return None
-        if not isinstance(data, list) or not all(isinstance(n, str) for n in data):
-            return None
-        return data
 
-    def store_needs(self, file_key: str, needs: list[str]) -> None:
-        """Keep what coqdep said a header needs (atomically, as `store`)."""
+    def store_data(self, data_key: str, data: object) -> None:
+        """Keep `data` (what coqdep said, as JSON) under `data_key`, atomically as `store`."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        partial = self.directory / f".{file_key}.{os.getpid()}.{threading.get_ident()}"
-        partial.write_text(json.dumps(needs))
-        os.replace(partial, self.directory / f"{file_key}.needs.json")
+        partial = self.directory / f".{data_key}.{os.getpid()}.{threading.get_ident()}"
+        partial.write_text(json.dumps(data))
+        os.replace(partial, self.directory / f"{data_key}.json")
 
 
 def build_in_order(

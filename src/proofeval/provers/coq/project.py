@@ -10,7 +10,8 @@ the build cache (libraries.py) or compiled once. A file in the copy is never rew
 (an earlier design copied a tree again per directory and raced with readers); everything
 that writes into the copy holds the copy's lock. What a header needs is coqdep's answer,
 kept in the build cache under its inputs (the header's text, the load paths and the
-names of the files under them, the Coq), so a second run asks coqdep nothing.
+names of the files under them, the Coq), and so is what coqdep said of the library files
+(under their texts too), so a second run asks coqdep nothing.
 """
 
 from __future__ import annotations
@@ -148,20 +149,34 @@ class TreeCopy:
         self._copied.add(source)
         return target
 
-    def read_dependencies(self, directories: list[Path], flags: list[str]) -> None:
+    def read_dependencies(self, directories: list[Path], flags: list[str], names: str) -> None:
         """Add to `graph` the library files under `directories` that it does not know,
-        as coqdep resolves them with `flags`. A file whose needs coqdep could not all find
-        is left out: the flags of another directory may find them."""
+        as coqdep resolves them with `flags` (from the build cache when coqdep was asked
+        the same before: `names` sums up the files under the load paths). A file whose
+        needs coqdep could not all find is left out: the flags of another directory may
+        find them."""
         sources = sorted(
             str(f) for d in directories for f in d.rglob("*.v") if f"{f}o" not in self.graph
         )
         if not sources:
             return
+        texts = [f"{self._relative(f)}\n{Path(f).read_text(errors='replace')}" for f in sources]
+        relative = [self._relative(f) for f in flags]
+        key = libraries.key(coq_identity(self.limits.chain), "coqdep-libraries", names,
+                            [*relative, *texts])  # fmt: skip
+        known = self.cache.fetch_data(key)
+        if isinstance(known, dict) and all(isinstance(v, list) for v in known.values()):
+            for target, needs in known.items():
+                self.graph.setdefault(self._absolute(target), [self._absolute(n) for n in needs])
+            return
         done = self.run(["coqdep", *flags, *sources])
         missing = set(MISSING.findall(" ".join(done.stderr.split())))
-        for target, needs in parse_coqdep(done.stdout).items():
-            if target[:-1] not in missing:
-                self.graph.setdefault(target, needs)
+        found = {t: n for t, n in parse_coqdep(done.stdout).items() if t[:-1] not in missing}
+        for target, needs in found.items():
+            self.graph.setdefault(target, needs)
+        if done.returncode == 0:
+            kept = {self._relative(t): [self._relative(n) for n in ns] for t, ns in found.items()}
+            self.cache.store_data(key, kept)
 
     def header_needs(self, header_file: Path, flags: list[str], names: str) -> list[str]:
         """The library files of the copy the header in `header_file` needs (directly), from
@@ -170,19 +185,26 @@ class TreeCopy:
         text = header_file.read_text(errors="replace")
         relative = [self._relative(f) for f in flags]
         key = libraries.key(coq_identity(self.limits.chain), "coqdep", text, [*relative, names])
-        known = self.cache.fetch_needs(key)
-        if known is not None:
+        known = self.cache.fetch_data(key)
+        if isinstance(known, list) and all(isinstance(n, str) for n in known):
             return [str(self.copy / n) for n in known]
         done = self.run(["coqdep", *flags, str(header_file)])
         needs = parse_coqdep(done.stdout).get(str(header_file.with_suffix(".vo")), [])
         inside = [n for n in needs if Path(n).is_relative_to(self.copy)]
         if done.returncode == 0 and not MISSING.search(" ".join(done.stderr.split())):
-            self.cache.store_needs(key, [Path(n).relative_to(self.copy).as_posix() for n in inside])
+            self.cache.store_data(key, [Path(n).relative_to(self.copy).as_posix() for n in inside])
         return inside
 
     def _relative(self, flag: str) -> str:
+        """A path of the copy as the build cache keeps it (the copy's place changes with
+        every run); any other word as it is."""
         path = Path(flag)
-        return path.relative_to(self.copy).as_posix() if path.is_relative_to(self.copy) else flag
+        if path.is_relative_to(self.copy):
+            return "@copy/" + path.relative_to(self.copy).as_posix()
+        return flag
+
+    def _absolute(self, kept: str) -> str:
+        return str(self.copy / kept.removeprefix("@copy/")) if kept.startswith("@copy/") else kept
 
     def build(self, needs: list[str], flags: list[str]) -> None:
         """Fetch or compile `needs` and what they need, dependencies first."""
@@ -327,11 +349,11 @@ class Project:
             self._targets.append(target)
             flags += [path.flag, str(target), path.logical]
         self.flags = flags
-        self.tree.read_dependencies(self._targets, flags)
         names = sorted(
             f.relative_to(self.copy).as_posix() for t in self._targets for f in t.rglob("*.v")
         )
         self._names = hashlib.sha256(json.dumps(names).encode()).hexdigest()
+        self.tree.read_dependencies(self._targets, flags, self._names)
         self._ready = True
 
     def _check_links(self, source: Path) -> None:
