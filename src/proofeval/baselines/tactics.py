@@ -7,8 +7,10 @@ not code. A method a prover lacks is named in UNAVAILABLE with the reason.
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from proofeval.errors import InputError
 from proofeval.model import Attempt, Problem
@@ -64,9 +66,11 @@ def default_timeout(prover: str, method: str) -> float:
     return METHOD_TIMEOUT.get((prover, method), DEFAULT_TIMEOUT)
 
 
-def hammer_atps() -> tuple[list[str], list[str]]:
-    """(the ATPs CoqHammer finds here, those it does not)."""
-    found = {n: shutil.which(p, path=CHECKER_PATH) is not None for n, p in HAMMER_ATPS.items()}
+def hammer_atps(root: Path = Path("/")) -> tuple[list[str], list[str]]:
+    """(the ATPs CoqHammer finds in the system at `root`, those it does not): a toolchain's
+    checker sees its root's /usr, not the host's."""
+    path = os.pathsep.join(str(root / d.lstrip("/")) for d in CHECKER_PATH.split(":"))
+    found = {n: shutil.which(p, path=path) is not None for n, p in HAMMER_ATPS.items()}
     return [n for n, ok in found.items() if ok], [n for n, ok in found.items() if not ok]
 
 

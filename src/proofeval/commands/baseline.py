@@ -10,6 +10,10 @@ from proofeval.baselines.run import CSV_NAME, BaselineOptions, closers, run_base
 from proofeval.commands.bench_options import BENCH_HELP, add_benchmark_options, selection
 from proofeval.commands.options import add_checker_options, checker_settings, positive
 from proofeval.console import say
+from proofeval.errors import InputError
+from proofeval.loaders import load_benchmark
+from proofeval.provers.coq.detect import toolchain_for
+from proofeval.provers.coq.toolchain import Toolchain, resolve
 
 
 def _methods_help() -> str:
@@ -121,17 +125,36 @@ def run(args: argparse.Namespace) -> int:
     solves = run_baseline(opts)
     print(solve_table(solves))
     if args.method == "hammer":
-        present, missing = tactics.hammer_atps()
-        say(
-            f"CoqHammer's ATPs: {', '.join(present) or 'none'} present; "
-            f"{', '.join(missing) or 'none'} missing (Vampire is not in Debian)"
-        )
+        for chain in _coq_toolchains(opts):
+            present, missing = tactics.hammer_atps(chain.root)
+            say(
+                f"CoqHammer's ATPs in {chain.describe()}: {', '.join(present) or 'none'} "
+                f"present; {', '.join(missing) or 'none'} missing (Vampire is not in Debian)"
+            )
     unchecked = sum(not s.checked for s in solves)
     if unchecked:
         say(f"{unchecked} problems have unchecked tactics: re-run to finish them")
     say(f"closed by: {closers(solves)}")
     say(f"results: {opts.out / CSV_NAME}, {opts.out / 'results.csv'}")
     return 0
+
+
+def _coq_toolchains(opts: BaselineOptions) -> list[Toolchain]:
+    """The Coq toolchains the baseline ran on: --coq, else each problem's own or its
+    tree's (those not installed were each problem's ERROR already)."""
+    given = opts.settings.coq_toolchain
+    problems = [] if given else load_benchmark(opts.problems, opts.selection).problems
+    names = {given} if given else set()
+    names |= {
+        toolchain_for("", p.coq_toolchain, p.directory)[0] for p in problems if p.prover == "coq"
+    }
+    chains = []
+    for name in sorted(names):
+        try:
+            chains.append(resolve(name))
+        except InputError:
+            continue
+    return chains
 
 
 def run_atp(args: argparse.Namespace) -> int:

@@ -55,9 +55,14 @@ def benchmark_warnings(problems: Iterable[Problem]) -> list[str]:
 def prover_versions(problems: Iterable[Problem], settings: CheckSettings) -> list[str]:
     """The exact provers that check `problems` under `settings`, for results and reports
     to record; so far Coq's, one line per toolchain ("Coq 8.20.1 (debian13)")."""
+    from proofeval.provers.coq.detect import toolchain_for
     from proofeval.provers.coq.toolchain import resolve
 
-    names = {settings.coq_toolchain or p.coq_toolchain for p in problems if p.prover == "coq"}
+    names = {
+        toolchain_for(settings.coq_toolchain, p.coq_toolchain, p.directory)[0]
+        for p in problems
+        if p.prover == "coq"
+    }
     described = []
     for name in sorted(names):
         try:

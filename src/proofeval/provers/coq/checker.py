@@ -17,12 +17,12 @@ from pathlib import Path
 
 from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Problem, Stage, Verdict
-from proofeval.provers.coq import compat, coqchk, libraries, verdict
+from proofeval.provers.coq import compat, coqchk, detect, libraries, verdict
 from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
+from proofeval.provers.coq.project import Project, TreeCopy, open_project
 from proofeval.provers.coq.session import (
     CoqSession,
     Limits,
-    Project,
     Report,
     Timeout,
     coq_version,
@@ -174,7 +174,9 @@ class CoqChecker:
         self._header_errors: dict[Context, str] = {}
         self._statements: dict[tuple[Context, str], str] = {}
         self._projects: dict[tuple[str, str], Project] = {}
+        self._trees: dict[tuple[Path, str], TreeCopy] = {}  # one copy per tree, shared
         self._chains: dict[str, Toolchain] = {}
+        self._choices: set[str] = set()  # the reasons for detected toolchains, said once
         self.compat_applied: set[tuple[str, str, str]] = set()  # (Coq, rule, where) applied
         self.cache = libraries.Cache()  # compiled library files, shared by every tree
 
@@ -218,13 +220,23 @@ class CoqChecker:
 
     def _chosen(self, job: Job) -> Job:
         """`job` with the toolchain it runs on: `settings.coq_toolchain` when set (--coq)
-        overrides the problem's own."""
-        name = self.settings.coq_toolchain
-        if not name or job.problem.coq_toolchain == name:
-            return job
-        return dataclasses.replace(
-            job, problem=dataclasses.replace(job.problem, coq_toolchain=name)
+        overrides the problem's own; with neither, the one its tree declares (detect.py),
+        said once per reason."""
+        problem = job.problem
+        name, choice = detect.toolchain_for(
+            self.settings.coq_toolchain, problem.coq_toolchain, problem.directory
         )
+        if choice is not None:
+            with self._lock:
+                new = choice.reason not in self._choices
+                self._choices.add(choice.reason)
+            if new:
+                self.on_event(
+                    f"{'warning: ' if choice.warning else ''}Coq toolchain: {choice.reason}"
+                )
+        if problem.coq_toolchain == name:
+            return job
+        return dataclasses.replace(job, problem=dataclasses.replace(problem, coq_toolchain=name))
 
     def chain(self, name: str) -> Toolchain:
         """The toolchain `name` (InputError when it is not installed), resolved once."""
@@ -301,10 +313,10 @@ class CoqChecker:
         key = (directory, limits.chain.name)  # each toolchain compiles its own .vo files
         with self._lock:
             if key not in self._projects:
-                workers = self.settings.workers
-                project = Project(Path(directory), self.workdir, limits, workers)
-                project.cache = self.cache
-                self._projects[key] = project
+                self._projects[key] = open_project(
+                    Path(directory), self.workdir, limits, self._trees,
+                    self.settings.workers, self.cache,
+                )  # fmt: skip
             return self._projects[key]
 
     def _note_compat(self, header: list[str], project: Project | None, chain: Toolchain) -> None:

@@ -4,6 +4,8 @@ A compiled file (`.vo`) is kept in the cache directory under a key made of the C
 compiled it (binary and version), the file's logical place, its text as compiled (after
 the compatibility layer) and the keys of the library files it needs; a file whose key is
 there is copied, not compiled. Files compile in parallel, each once its needs are done.
+What coqdep said (of a header, of library files) is kept there too (`*.json`), under a
+key of everything coqdep read (project.py).
 The cache is `$PROOFEVAL_COQ_CACHE`, else `$XDG_CACHE_HOME/proofeval/coq-libraries`
 (`~/.cache/...`).
 """
@@ -11,6 +13,7 @@ The cache is `$PROOFEVAL_COQ_CACHE`, else `$XDG_CACHE_HOME/proofeval/coq-librari
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import threading
@@ -73,6 +76,20 @@ class Cache:
         with self._lock:
             self.compiled += 1
             self.seconds += seconds
+
+    def fetch_data(self, data_key: str) -> object:
+        """What store_data kept under `data_key` (JSON), or None."""
+        try:
+            return json.loads((self.directory / f"{data_key}.json").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def store_data(self, data_key: str, data: object) -> None:
+        """Keep `data` (what coqdep said, as JSON) under `data_key`, atomically as `store`."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        partial = self.directory / f".{data_key}.{os.getpid()}.{threading.get_ident()}"
+        partial.write_text(json.dumps(data))
+        os.replace(partial, self.directory / f"{data_key}.json")
 
 
 def build_in_order(

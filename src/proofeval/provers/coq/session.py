@@ -11,16 +11,12 @@ stderr (errors and prompts), which coqtop keeps apart.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import secrets
 import selectors
-import shlex
 import shutil
-import stat
 import subprocess
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,7 +24,7 @@ from pathlib import Path
 
 from proofeval.errors import CheckerError
 from proofeval.files import write_text_atomically
-from proofeval.provers.coq import audit, compat, dune, libraries
+from proofeval.provers.coq import audit
 from proofeval.provers.coq.toolchain import HOST_CHAIN, OCAML_RUNTIME, Toolchain
 from proofeval.provers.sandbox import stop
 
@@ -320,200 +316,6 @@ def tail(text: str, size: int = 300) -> str:
     return " ".join(text.split())[-size:]
 
 
-# --- a Rocq project's libraries (_CoqProject) ---------------------------------------
+# --- a Rocq project's libraries: project.py ----------------------------------------
 
 PROJECT_FILE = "_CoqProject"
-BUILD_LIMIT = 600.0  # seconds to compile one library file
-
-
-@dataclass(frozen=True)
-class LoadPath:
-    flag: str  # -Q or -R
-    directory: str  # relative to the tree's root, as _CoqProject writes it
-    logical: str
-
-
-def project_load_paths(root: Path) -> list[LoadPath]:
-    """The `-Q DIR NAME` / `-R DIR NAME` lines of `root/_CoqProject` ([] without one;
-    other options and file names in it are ignored)."""
-    file = root / PROJECT_FILE
-    if not file.is_file():
-        return []
-    try:
-        words = shlex.split(file.read_text(errors="replace"), comments=True)
-    except ValueError as exc:  # an unclosed quote
-        raise CheckerError(f"{file}: {exc}") from None
-    found = []
-    for i, word in enumerate(words):
-        if word in ("-Q", "-R"):
-            if i + 2 >= len(words):
-                raise CheckerError(f"{file}: {word} needs a directory and a logical name")
-            found.append(LoadPath(word, words[i + 1], words[i + 2]))
-    return found
-
-
-def tree_load_paths(directory: Path) -> tuple[Path, list[LoadPath]]:
-    """(the tree's root, its load paths): `directory`'s _CoqProject, else its dune
-    stanza's theories (dune.py), whose root is the dune tree's; else none."""
-    if not (directory / PROJECT_FILE).is_file():
-        found = dune.load_paths(directory)
-        if found is not None:
-            root, paths = found
-            return root, [LoadPath("-Q", where, logical) for where, logical in paths]
-    return directory, project_load_paths(directory)
-
-
-def coq_identity(chain: Toolchain) -> str:
-    """The Coq that compiles library files, for the build cache: toolchain and version."""
-    return f"{chain.name} {chain.root} {coq_version(chain)} {' '.join(chain.coq_flags)}"
-
-
-def installed_library(directory: str) -> bool:
-    """Whether a _CoqProject directory names a library installed on the system (an absolute
-    path under /usr, such as Why3's Coq library): compiled already, used in place, and
-    shown read-only in the sandbox like the rest of /usr."""
-    return Path(directory).is_absolute() and Path(directory).resolve().is_relative_to("/usr")
-
-
-class Project:
-    """A tree's shared libraries, compiled once into a scratch copy under `workdir`
-    (the tree itself may be read-only): `flags` give coqtop the copy's load paths, and
-    the sandbox shows the copy because it is inside `workdir`. Only the files a header
-    needs are compiled, in the order coqdep gives, each once."""
-
-    def __init__(self, root: Path, workdir: Path, limits: Limits, workers: int = 1) -> None:
-        self.root, self.paths = tree_load_paths(root.resolve())
-        self.workdir = workdir
-        self.limits = limits
-        self.workers = workers  # library files compiled at once
-        self.lock = threading.Lock()
-        # one copy per directory, not per tree: the directories of one dune tree (NTP4VC's
-        # 202) share its root, and sharing one copy raced (a file read while another
-        # project rewrote it: a wrong cache key, a spurious ERROR)
-        digest = hashlib.sha256(bytes(root.resolve())).hexdigest()[:16]
-        self.copy = workdir / f"project_{digest}_{limits.chain.name}"  # .vo files are Coq's own
-        self.flags: list[str] = []
-        self.cache = libraries.Cache()
-        self.applied: set[str] = set()  # the compatibility rules the copy needed
-        self._compiled: set[str] = set()
-        self._keys: dict[str, str] = {}
-        self._copied = False
-
-    def prepare(self, header_file: Path) -> list[str]:
-        """The coqtop flags for a header in `header_file`, after compiling the library
-        files it needs; CheckerError saying which file failed and why."""
-        if not self.paths:
-            return []
-        with self.lock:
-            if not self._copied:
-                self._copy_tree()
-            graph = self._dependencies(header_file)
-            order: list[str] = []
-            self._visit(str(header_file.with_suffix(".vo")), graph, order, set())
-            header_vo = str(header_file.with_suffix(".vo"))
-            todo = [vo for vo in order if vo not in self._compiled and vo != header_vo]
-            for vo in todo:  # keys in dependency order, before any file compiles
-                needs = [self._keys.get(n, n) for n in graph.get(vo, [])]
-                text = Path(vo[:-1]).read_text(errors="replace")
-                logical = Path(vo).relative_to(self.copy).as_posix()
-                self._keys[vo] = libraries.key(
-                    coq_identity(self.limits.chain), logical, text, needs
-                )
-            libraries.build_in_order(todo, graph, self._build, self.workers)
-            self._compiled.update(todo)
-        return self.flags
-
-    def _build(self, vo: str) -> None:
-        """`vo` from the cache, else compiled and kept there."""
-        with self.cache.lock(self._keys[vo]):
-            if not self.cache.fetch(self._keys[vo], Path(vo)):
-                start = time.monotonic()
-                self._compile(vo[:-1])
-                self.cache.store(self._keys[vo], Path(vo), time.monotonic() - start)
-
-    def _copy_tree(self) -> None:
-        self.flags = []
-        version = coq_version(self.limits.chain)
-        self.copy.mkdir(parents=True, exist_ok=True)
-        for path in self.paths:
-            source = (self.root / path.directory).resolve()
-            shown = f"{PROJECT_FILE}: {path.flag} {path.directory} {path.logical}"
-            if installed_library(path.directory):
-                if not source.is_dir():
-                    raise CheckerError(f"{shown}: no directory {source} (is it installed?)")
-                self.flags += [path.flag, str(source), path.logical]  # used in place
-                continue
-            if not source.is_relative_to(self.root):
-                raise CheckerError(f"{shown}: {source} is outside the tree {self.root}")
-            if not source.is_dir():
-                raise CheckerError(f"{shown}: no directory {source}")
-            target = self.copy / source.relative_to(self.root)
-            self._check_links(source)
-            shutil.copytree(source, target, dirs_exist_ok=True, copy_function=shutil.copyfile)
-            for copied in [target, *target.rglob("*")]:  # a read-only tree copies so
-                copied.chmod(copied.stat().st_mode | stat.S_IRWXU)
-                if copied.suffix == ".v":
-                    text, applied = compat.apply(copied.read_text(errors="replace"), version)
-                    if applied:
-                        copied.write_text(text)
-                        self.applied.update(applied)
-            self.flags += [path.flag, str(target), path.logical]
-        (self.copy / "ocamlfind.conf").write_text(f'path="{self.limits.chain.ocaml_path()}"\n')
-        self._copied = True
-
-    def _dependencies(self, header_file: Path) -> dict[str, list[str]]:
-        """Each .vo coqdep knows of (the header's, the libraries'): the .vo files under
-        the copy it needs."""
-        sources = sorted(str(f) for f in self.copy.rglob("*.v"))
-        done = self._run(["coqdep", *self.flags, str(header_file), *sources], self.copy)
-        graph: dict[str, list[str]] = {}
-        for line in done.stdout.splitlines():
-            targets, _, needs = line.partition(":")
-            first = (targets.split() or [""])[0]
-            if first.endswith(".vo"):
-                graph[first] = [d for d in needs.split() if d.endswith(".vo")]
-        return graph
-
-    def _visit(
-        self, vo: str, graph: dict[str, list[str]], order: list[str], seen: set[str]
-    ) -> None:
-        if vo in seen:
-            return
-        seen.add(vo)
-        for need in graph.get(vo, []):
-            if Path(need).is_relative_to(self.copy):
-                self._visit(need, graph, order, seen)
-        order.append(vo)
-
-    def _compile(self, source: str) -> None:
-        flags = [*self.limits.chain.coq_flags, *self.flags]
-        done = self._run(["coqc", "-q", *flags, source], self.copy)
-        if done.returncode != 0:
-            shown = Path(source).relative_to(self.copy)
-            said = (done.stderr or done.stdout).replace(f"{self.copy}/", "")  # paths as the tree's
-            why = tail(said) or f"exit {done.returncode}"
-            text = Path(source).read_text(errors="replace")
-            hint = newer_rocq_hint(text, said, self.limits.chain)
-            # the reason first: a verdict's message is cut at its limit, Coq's text may be long
-            raise CheckerError(f"the library file {shown} does not compile{hint}: {why}")
-
-    def _check_links(self, source: Path) -> None:
-        """CheckerError for a symbolic link under `source` that leads outside the tree."""
-        for path in [source, *source.rglob("*")]:
-            if path.is_symlink() and not path.resolve().is_relative_to(self.root):
-                shown = path.relative_to(self.root)
-                raise CheckerError(f"{shown} is a link to {path.resolve()}, outside the tree")
-
-    def _run(self, command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-        memory = self.limits.memory_mb * 1024 * 1024
-        cmd = ["prlimit", f"--as={memory}", "--core=0", "--", *command]
-        sandbox = self.limits.chain.sandbox([self.copy], [self.workdir], self.limits.sandbox)
-        cmd = sandbox + cmd
-        env = {"PATH": PATH, "HOME": "/var/tmp", "LANG": "C.UTF-8", **OCAML_RUNTIME}
-        env["OCAMLFIND_CONF"] = str(self.copy / "ocamlfind.conf")
-        try:
-            return subprocess.run(
-                cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=BUILD_LIMIT
-            )
-        except subprocess.TimeoutExpired:
-            raise CheckerError(f"{command[0]} gave no answer in {BUILD_LIMIT:.0f} s") from None
