@@ -14,105 +14,37 @@ ERROR when header, libraries or statement are not. The naive way compiles each c
 (its header through the compatibility layer, the statement, then `Admitted` or the same
 answer as the checker's) with coqc, against the libraries the checker built, in the same
 sandbox, one file after the other; the checker runs with one worker for the comparison.
-Times are wall-clock and CPU seconds. A sandboxed coqtop the checker kills is nobody's
-waited-for child, so getrusage never counts it: the benchmark wraps CoqSession.close to
-read the CPU of the session's process tree from /proc just before the kill (the process
-is idle then, waiting for input); and bwrap does not wait for its sandbox's processes, so
-the benchmark makes itself their subreaper and reaps each coqc. CPU is the figure to read
-when the machine is loaded (the load average is printed at the end).
+Times are wall-clock and CPU seconds (this process and every prover process,
+benchmarks/cpu.py). CPU is the figure to read when the machine is loaded (the load
+average is printed at the end).
 """
 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import dataclasses
 import os
-import resource
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
+from cpu import tree_cpu as cpu
+
 from proofeval.loaders import Selection, load_benchmark
 from proofeval.model import Attempt, Outcome, Problem, Verdict
 from proofeval.provers.coq import CoqChecker, compat
 from proofeval.provers.coq.project import open_project
-from proofeval.provers.coq.session import CoqSession, Limits, coq_version
+from proofeval.provers.coq.session import Limits, coq_version
 from proofeval.provers.coq.toolchain import Toolchain, resolve
 from proofeval.provers.interface import CheckSettings, Job
 
 ANSWER = "Proof. exact I. Qed."
-PR_SET_CHILD_SUBREAPER = 36
 
 
 def clock() -> float:
     return time.monotonic()
-
-
-KILLED_CPU = [0.0]  # CPU seconds of the sandboxed coqtops the checker killed
-
-
-def tree_cpu(pid: int) -> float:
-    """CPU seconds of `pid` and every process below it, from /proc (a sandbox's processes
-    are visible here under their global pids)."""
-    parents: dict[int, int] = {}
-    times: dict[int, float] = {}
-    tick = os.sysconf("SC_CLK_TCK")
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(entry)] = int(fields[1])
-        times[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
-    below, todo = set(), [pid]
-    while todo:
-        here = todo.pop()
-        below.add(here)
-        todo += [child for child, parent in parents.items() if parent == here]
-    return sum(times.get(p, 0.0) for p in below)
-
-
-def count_killed_cpu() -> None:
-    """Make CoqSession.close read the CPU of the session's process tree before it kills
-    it: a killed coqtop is nobody's waited-for child, so getrusage never counts it."""
-    real_close = CoqSession.close
-
-    def close(self: CoqSession) -> None:
-        if self._proc.poll() is None:
-            KILLED_CPU[0] += tree_cpu(self._proc.pid)
-        real_close(self)
-
-    CoqSession.close = close  # type: ignore[method-assign]
-
-
-def adopt_orphans() -> None:
-    """Become the child subreaper (Linux prctl): bwrap does not wait for the processes
-    of its sandbox, so a coqc that ends there is reparented here, and `reap` counts it."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        print(f"prctl: errno {ctypes.get_errno()}: coqc's CPU is not counted")
-
-
-def reap() -> None:
-    """Wait for every process adopted so far; only when none of ours is running."""
-    while True:
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            return
-
-
-def cpu() -> float:
-    """CPU seconds of this process, of its children waited for, and of the coqtops the
-    checker killed."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + KILLED_CPU[0]
 
 
 def check(
@@ -131,7 +63,6 @@ def check(
 
     CoqChecker(settings, record, events.append).run(jobs)
     wall = clock() - start
-    reap()  # the sandboxes' coqdep and coqc, which bwrap left to us: their CPU counts
     return got, events, wall, cpu() - used
 
 
@@ -143,7 +74,6 @@ def naive(
     limits = Limits(chain=chain)
     trees: dict = {}
     total, total_cpu, passed = 0.0, 0.0, 0
-    reap()  # what the checker's killed sandboxes left, before anything is counted
     for number, problem in enumerate(problems):
         text, _ = compat.apply(problem.header, coq_version(chain))
         project = open_project(Path(problem.directory), workdir, limits, trees)
@@ -156,7 +86,6 @@ def naive(
             continue
         start, used = clock(), cpu()
         done = project.tree.run(["coqc", "-q", *chain.coq_flags, *flags, str(case)])
-        reap()
         total, total_cpu = total + clock() - start, total_cpu + cpu() - used
         passed += done.returncode == 0
     return total, total_cpu, passed
@@ -176,8 +105,6 @@ def main() -> int:
     problems = load_benchmark(args.root, Selection(only=tuple(args.only))).problems
     settings = CheckSettings(workers=args.workers, coq_toolchain=args.coq)
     chain = resolve(args.coq)
-    count_killed_cpu()
-    adopt_orphans()
     with tempfile.TemporaryDirectory(prefix="ntp4vc-bench-") as scratch:
         os.environ["PROOFEVAL_COQ_CACHE"] = str(args.cache or Path(scratch) / "cache")
         print(f"{len(problems)} cases, {chain.describe()}, {args.workers} workers", flush=True)
