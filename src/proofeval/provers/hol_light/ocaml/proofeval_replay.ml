@@ -150,6 +150,10 @@ module Proofeval_replay = struct
      before END. Refused steps are read on to their end, so that the child, writing
      beside its proof, is not stopped (its verdict decides whether the refusal counts). *)
   let replay_from (ic : in_channel) : thm =
+    (* The sibling allocates a line, its fields and their results per record, beside the
+       context's whole heap (hundreds of MiB for s2n-bignum) that every major cycle marks:
+       a larger minor heap and overhead make fewer cycles. *)
+    Gc.set { (Gc.get ()) with Gc.minor_heap_size = 1 lsl 20; Gc.space_overhead = 200 };
     try replay_lines (fun () -> try Some (input_line ic) with End_of_file -> None)
     with
     | Incomplete -> raise Incomplete
