@@ -7,8 +7,9 @@ and with `--replay on` (the default). Printed: the CPU seconds of each (the warm
 and every process it forked for the check: robust on a shared machine), their ratio, the
 wall seconds of each (attempt start to verdict: the replay now runs beside the writing), and
 the peak major heap of the proof without and with the kernel log (measured in a fresh
-clone each: `prove` as the attempt's child runs it, then the child with the log (the
-proof and writing its steps), then the replaying sibling; GC's top heap, MiB).
+clone each: `prove` as the attempt's child runs it, then the child with the log, writing
+each step as it is made to a forked replaying sibling, and that sibling; GC's top heap,
+MiB).
 
 The proofs:
 - a chain of N TRANS steps of one equal theorem (N = 10^6, 10^7): the pattern that was
@@ -74,48 +75,55 @@ HEAP = """(let g = {goal} and tac () = {tactic} in
   ignore (Sys.opaque_identity th);
   string_of_int ((Gc.quick_stat ()).Gc.top_heap_words * (Sys.word_size / 8) / 1048576))"""
 
-# The same with the log, as the attempt's child runs it: the proof, then its steps
-# written out (to a file here, to the replaying sibling in a check); and the file.
+# The same with the log, as a check runs it: this clone is the attempt's child, writing
+# each step as the kernel makes it into a pipe to a forked replaying sibling, which reports
+# its own peak through a file. Printed: the child's peak and the sibling's.
 HEAP_LOG = """(let g = {goal} and tac () = {tactic} in
   Proofeval_kernel_log.refresh_olds ();
-  Proofeval_kernel_log.recording := true;
-  let th = prove (g, tac ()) in
-  let file = Filename.temp_file "steps" "" in
-  let oc = open_out_bin file in
-  Proofeval_replay.write oc th; close_out oc;
-  Proofeval_kernel_log.recording := false;
-  let words = (Gc.quick_stat ()).Gc.top_heap_words in
-  string_of_int (words * (Sys.word_size / 8) / 1048576) ^ " " ^ file)"""
-
-# Peak major heap of the replaying sibling (a fork of the same process) on those steps.
-HEAP_REPLAY = """(Proofeval_kernel_log.refresh_olds ();
-  let ic = open_in_bin "{file}" in
-  let th = Proofeval_replay.replay_from ic in
-  close_in ic; Sys.remove "{file}";
-  ignore (Sys.opaque_identity th);
-  string_of_int ((Gc.quick_stat ()).Gc.top_heap_words * (Sys.word_size / 8) / 1048576))"""
+  let words () = (Gc.quick_stat ()).Gc.top_heap_words * (Sys.word_size / 8) / 1048576 in
+  let file = Filename.temp_file "heap" "" in
+  let r, w = Unix.pipe () in
+  match Unix.fork () with
+  | 0 ->
+      Unix.close w;
+      let th = Proofeval_replay.replay_from (Unix.in_channel_of_descr r) in
+      ignore (Sys.opaque_identity th);
+      let oc = open_out file in output_string oc (string_of_int (words ())); close_out oc;
+      Unix.kill (Unix.getpid ()) Sys.sigkill; ""
+  | pid ->
+      Unix.close r;
+      let oc = Unix.out_channel_of_descr w in
+      Proofeval_kernel_log.record_steps (Some (oc, fun () -> failwith "steps unwritten"));
+      let th = prove (g, tac ()) in
+      Proofeval_kernel_log.end_steps th;
+      Proofeval_kernel_log.recording := false;
+      close_out oc;
+      let child = words () in
+      ignore (Unix.waitpid [] pid);
+      let ic = open_in file in let sibling = input_line ic in close_in ic; Sys.remove file;
+      string_of_int child ^ " " ^ sibling)"""
 
 
 # CPU seconds of each part of the line in one process (--phases): the proof without the log,
-# with it, writing the steps behind the theorem, replaying them; and the steps' size.
+# with it (writing each step to a file as it is made), replaying the file; and its size.
 PHASES = """(let g = {goal} and tac () = {tactic} in
   let time f = let t = Sys.time () in let r = f () in (r, Sys.time () -. t) in
   Proofeval_kernel_log.refresh_olds ();
   Proofeval_kernel_log.noting := false;
   let _, plain = time (fun () -> prove (g, tac ())) in
-  Proofeval_kernel_log.recording := true;
-  let th, recorded = time (fun () -> prove (g, tac ())) in
-  Proofeval_kernel_log.recording := false;
   let file = Filename.temp_file "steps" "" in
   let oc = open_out_bin file in
-  let (), written = time (fun () -> Proofeval_replay.write oc th; close_out oc) in
+  Proofeval_kernel_log.record_steps (Some (oc, fun () -> failwith "steps unwritten"));
+  let th, recorded = time (fun () ->
+    let th = prove (g, tac ()) in Proofeval_kernel_log.end_steps th; th) in
+  Proofeval_kernel_log.recording := false;
+  close_out oc;
   let ic = open_in_bin file in
   let size = in_channel_length ic in
   let th', replayed = time (fun () -> Proofeval_replay.replay_from ic) in
   close_in ic; Sys.remove file;
   if dest_thm th' <> dest_thm th then failwith "the replay differs" else
-  Printf.sprintf "%.2f %.2f %.2f %.2f %.0f" plain recorded written replayed
-    (float size /. 1048576.))"""
+  Printf.sprintf "%.2f %.2f %.2f %.0f" plain recorded replayed (float size /. 1048576.))"""
 
 
 def phases(proc: WarmProcess, goal: str, tactic: str) -> str:
@@ -154,16 +162,15 @@ def heaps_mib(proc: WarmProcess, goal: str, tactic: str) -> tuple[int, int, int]
     """Peak major heap (MiB) of the proof without the log, of the attempt's child with it
     (proof and writing), and of the replaying sibling, each in a fresh clone of `proc`."""
     plain = int(in_clone(proc, HEAP.format(goal=goal, tactic=tactic)))
-    child, file = in_clone(proc, HEAP_LOG.format(goal=goal, tactic=tactic)).split(" ", 1)
-    sibling = int(in_clone(proc, HEAP_REPLAY.format(file=file)))
-    return plain, int(child), sibling
+    child, sibling = in_clone(proc, HEAP_LOG.format(goal=goal, tactic=tactic)).split(" ", 1)
+    return plain, int(child), int(sibling)
 
 
 def row(proc: WarmProcess, name: str, goal: str, tactic: str, heap: bool) -> str:
     """One proof's figures. The checks run in a clone of `proc`, so that the clones
     measuring the heap (forks of `proc`) start from the context alone."""
     if PHASES_ONLY:
-        return f"{name[:40]:<40} plain/record/write/replay CPU s, steps MiB: " + phases(
+        return f"{name[:40]:<40} plain/recorded and written/replay CPU s, steps MiB: " + phases(
             proc, goal, tactic
         )
     memory = ""

@@ -41,18 +41,27 @@ let MUTATED_NEW_TAC = justify (fun w -> overwrite (REFL `x:bool`) ([], w));;
 (* a kernel-made theorem of the goal, its hypothesis dropped in place *)
 let DROPPED_HYP_TAC = justify (fun w -> overwrite (ASSUME w) ([], w));;
 (* a kernel-made theorem rewritten to state the goal, its step a term that contains
-   itself: writing the steps never ends (the child overflows its stack after its OK) *)
+   itself: writing the step never ends (the child overflows its stack, or stops) *)
 let CYCLIC_STEP_TAC = justify (fun w ->
-  let th = REFL `x:bool` and t = mk_comb (`~`, `T`) in
+  let t = mk_comb (`~`, `T`) in
   Obj.set_field (Obj.repr t) 1 (Obj.repr t);
+  let th = REFL t in
   let p = Obj.field (Obj.repr th) 0 in
-  Obj.set_field (Obj.field p 2) 2 (Obj.repr (Proofeval_kernel_log.Refl t));
   Obj.set_field p 1 (Obj.repr w);
   th);;
+(* a kernel-made theorem rewritten in place to state the goal, its number kept *)
+let RENUMBERED_TAC = justify (fun w ->
+  let th = REFL `x:bool` in
+  Obj.set_field (Obj.field (Obj.repr th) 0) 1 (Obj.repr w); th);;
+(* a made-up theorem of the goal carrying the number of a real one *)
+let BORROWED_NUMBER_TAC = justify (fun w ->
+  let th = ASSUME w in
+  let n = Obj.field (Obj.field (Obj.repr th) 0) 2 in
+  (Obj.magic (ref (Obj.repr [], Obj.repr w, n)) : thm));;
 """
 
 FORGERIES = ["FORGED_TAC", "FORGED_PREMISE_TAC", "MUTATED_OLD_TAC", "MUTATED_NEW_TAC",
-             "DROPPED_HYP_TAC"]  # fmt: skip
+             "DROPPED_HYP_TAC", "RENUMBERED_TAC", "BORROWED_NUMBER_TAC"]  # fmt: skip
 GOALS = ["`F`", "`2 + 3 = 6`", "`1 + 1 = 2`"]
 
 
@@ -91,9 +100,9 @@ def test_a_forged_theorem_does_not_replay(forging: WarmProcess, tactic: str, goa
 
 
 def test_an_ok_whose_steps_never_arrive_is_not_ok(forging: WarmProcess) -> None:
-    """The child sends its OK before its steps; when it dies writing them (ERROR: the
-    replay sees them end before END) or never finishes (TIMEOUT: natively the stack has
-    no limit but the memory's), the verdict is never OK."""
+    """The child writes each step as it is made; when it cannot write one (ERROR: a term
+    that contains itself, or the memory) or never finishes (TIMEOUT), the verdict is
+    never OK."""
     out = forging.check("g0", "CYCLIC_STEP_TAC", 5.0, 2048)
     assert out.verdict in (Verdict.ERROR, Verdict.TIMEOUT), out
     assert "kernel steps" in out.message, out
@@ -237,6 +246,18 @@ P = BOOL + f"M 2 V {hexname('p')} 1\n"
         (P + "T 3 ASSUME 2\nF 3\nEND 3\n", "refused: record 5: no earlier theorem 3"),
         (P + "T 3 ASSUME 2\nF 3\nF 3\nEND 3\n", "refused: record 5: no earlier theorem 3"),
         (P + "F 2\nEND 2\n", "refused: record 3: no earlier theorem 2"),
+        # slots: a record fills an empty slot, at most one above the highest so far
+        (P + "T 4 ASSUME 2\nEND 4\n", "refused: record 3: record 4 out of order"),
+        (P + "T 3 ASSUME 2\nF 3\nT 3 REFL 2\nEND 3\n", "|-p <=> p"),  # reused: a name
+        (P + "T 3 ASSUME 2\nF 3\nT 4 REFL 2\nEND 3\n", "refused: record 6: no earlier theorem 3"),
+        (P + "M 2 V 71 1\nEND 2\n", "refused: record 3: record 2 twice"),
+        # G: a term not used again
+        (P + "T 3 ASSUME 2\nG 2\nEND 3\n", "p|-p"),
+        (P + "G 2\nT 3 ASSUME 2\nEND 3\n", "refused: record 4: no earlier term 2"),
+        (P + "G 2\nG 2\n", "refused: record 4: no earlier term 2"),
+        (P + "T 3 ASSUME 2\nG 3\nEND 3\n", "refused: record 4: no earlier term 3"),
+        (P + "G 1\n", "refused: record 3: no earlier term 1"),  # a type is never freed
+        (P + "G 2\nM 2 V 71 1\nT 3 ASSUME 2\nEND 3\n", "q|-q"),
     ],
 )
 def test_the_replay_trusts_nothing_it_reads(core: WarmProcess, steps: str, expected: str) -> None:

@@ -20,7 +20,7 @@ Proofeval_server.serve
   { Proofeval_server.prove = prove; Proofeval_server.dest_thm = dest_thm;
     Proofeval_server.axioms = axioms; Proofeval_server.aconv = aconv;
     Proofeval_server.record_steps = Proofeval_kernel_log.record_steps;
-    Proofeval_server.write_steps = Proofeval_replay.write;
+    Proofeval_server.end_steps = Proofeval_kernel_log.end_steps;
     Proofeval_server.prepare_replay = Proofeval_kernel_log.refresh_olds;
     Proofeval_server.replay = Proofeval_replay.replay_from }
   proofeval_engine;;

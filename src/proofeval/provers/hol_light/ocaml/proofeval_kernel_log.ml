@@ -1,41 +1,21 @@
 (* Kernel provenance, loaded right after fusion.ml (HOL Light syntax).
 
-   Every theorem the kernel makes inside an attempt's child carries the inference that
-   made it (see proofeval_identity.ml): a node holding the rule, its term arguments and
-   the nodes of its premises. Before an attempt (the core and the context) a theorem is
-   only noted in a weak array; the ones alive when an attempt is forked are numbered,
-   and carry that number. The child sends the steps behind its final theorem to a clean
-   sibling process, which replays them through the kernel (see proofeval_replay.ml): a
-   value that only looks like a theorem carries no node, and a forged node does not
-   replay. Nothing here is trusted to be intact in the child; the replay trusts only
-   itself and the serial table of the process the attempt was forked from. *)
+   Before an attempt (the core and the context) a theorem is only noted in a weak
+   array; the ones alive when an attempt is forked are numbered, and carry that number.
+   Inside an attempt's child whose OK is replayed, every inference is written as the
+   kernel makes it (see proofeval_identity.ml), into a pipe to a clean sibling process
+   that replays it through its own kernel as it arrives (see proofeval_replay.ml): the
+   rule, the slots of its premises and of its term arguments (written before it, once
+   per term value while it stays in a small cache). The theorem carries its slot; the
+   collector's dropping a theorem or a written term frees its slot in the sibling. A
+   value that only looks like a theorem carries no number and is written as FORGED,
+   which does not replay. Nothing here is trusted to be intact in the child; the replay
+   trusts only itself and the serial table of the process the attempt was forked from. *)
 
 module Proofeval_kernel_log = struct
   module Identity = Proofeval_identity
 
-  type step =
-    | Old of int
-    | Refl of term
-    | Trans of node * node
-    | Mk_comb of node * node
-    | Abs of term * node
-    | Beta of term
-    | Assume of term
-    | Eq_mp of node * node
-    | Deduct of node * node
-    | Inst of (term * term) list * node
-    | Inst_type of (hol_type * hol_type) list * node
-    | Definition of term
-    | Type_definition of string * string * string * node * bool
-    | Axiom of term
-    | Not_from_kernel
-  and node = Obj.t  (* an object-tagged block: see proofeval_identity.ml *)
-
-  let step_of (n : node) : step = Identity.step n
-  let id_of (n : node) = Identity.id n
-
   let recording = ref false
-  let forged = Identity.node Not_from_kernel
 
   (* Before recording, a new theorem only goes into a weak array: the ones still alive
      when an attempt is forked are numbered then. Numbering each one here instead would
@@ -75,50 +55,161 @@ module Proofeval_kernel_log = struct
   let olds : (int, thm) Hashtbl.t = Hashtbl.create 1
 
   (* Number the theorems alive now; in the warm process, never in an attempt's child.
-     Each carries its number from then on. *)
+     Each carries its number, negated, from then on. *)
   let refresh_olds () =
     if !changed then begin
       Gc.full_major ();
       Hashtbl.reset olds;
       List.iteri
-        (fun i th ->
-          Hashtbl.add olds (i + 1) th;
-          Identity.carry th (Identity.node (Old (i + 1))))
+        (fun i th -> Hashtbl.add olds (i + 1) th; Identity.carry th (-(i + 1)))
         (live_in (!current :: !chunks));
       changed := false
     end
 
-  let node_of (th : thm) : node =
-    match Identity.carried th with Some n -> n | None -> forged
+  (* ---- the steps, written as the kernel makes them (see proofeval_identity.ml) ---- *)
+
+  let hex_digits = "0123456789abcdef"
+
+  let hex s =
+    String.init (2 * String.length s) (fun i ->
+      let c = Char.code s.[i / 2] in
+      hex_digits.[if i mod 2 = 0 then c lsr 4 else c land 15])
+
+  (* A record of its own slot. *)
+  let record kind words ints = let n = Identity.take () in Identity.put kind n words ints; n
+
+  (* Equal types are written once, found by structure (types are small and few); their
+     slots are never freed. *)
+  module Types = Hashtbl.Make (struct
+    type t = hol_type
+    let equal a b = a == b || a = b
+    let hash = Hashtbl.hash_param 40 200
+  end)
+
+  let types = Types.create 256
+
+  let rec ty t =
+    try Types.find types t with Not_found ->
+      let i =
+        if is_vartype t then record "Y" ["V"; hex (dest_vartype t)] []
+        else
+          let name, args = dest_type t in
+          let ids = List.map ty args in
+          record "Y" ["A"; hex name] (List.length ids :: ids) in
+      Types.add types t i; i
+
+  (* A term made to contain itself has no end: one found inside itself (marked -1 in the
+     cache while its parts are written) or deeper than this is not written (the child
+     ends; the verdict is ERROR, never OK). *)
+  let max_depth = 1 lsl 22
+
+  let rec tm_at depth t =
+    let k = Identity.cached t in
+    if k > 0 then k
+    else if k < 0 then failwith "a term that contains itself"
+    else if depth > max_depth then failwith "a term too deep to write"
+    else
+      let () = Identity.remember t (-1) in
+      let i =
+        if is_var t then
+          let n, y = dest_var t in let yi = ty y in record "M" ["V"; hex n] [yi]
+        else if is_const t then
+          let n, y = dest_const t in let yi = ty y in record "M" ["C"; hex n] [yi]
+        else if is_comb t then
+          let f, x = dest_comb t in
+          let fi = tm_at (depth + 1) f in let xi = tm_at (depth + 1) x in
+          record "M" ["A"] [fi; xi]
+        else
+          let v, b = dest_abs t in
+          let vi = tm_at (depth + 1) v in let bi = tm_at (depth + 1) b in
+          record "M" ["L"] [vi; bi] in
+      Identity.remember t i;
+      Identity.watch_term t i;
+      i
+
+  let tm t = tm_at 0 t
+
+  (* Theorems from before the attempt, by serial number: one OLD record each. *)
+  let old_slots : (int, int) Hashtbl.t = Hashtbl.create 1024
+
+  (* A premise's slot: its own, its OLD record's, or a FORGED record's (a value that only
+     looks like a theorem carries no number: the replay stops there). *)
+  let slot (th : thm) =
+    match Identity.carried th with
+    | Some n when n > 0 -> n
+    | Some n when n < 0 -> (
+        try Hashtbl.find old_slots (-n) with Not_found ->
+          let k = record "T" ["OLD"] [-n] in Hashtbl.add old_slots (-n) k; k)
+    | _ -> record "T" ["FORGED"] []
+
+  (* [th], just made by the kernel, written as [rule] of [args] (the premises' and
+     terms' slots, each already written), and numbered. *)
+  let made th rule args =
+    let n = Identity.take () in
+    Identity.put "T" n [rule] args;
+    Identity.carry th n;
+    Identity.watch_theorem th n;
+    Identity.finish_record ()
 
   (* Off in an attempt's child whose OK is not replayed (--replay off): nothing is noted. *)
   let noting = ref true
 
-  (* In an attempt's child, before the attempt. *)
-  let record_steps replay = if replay then recording := true else noting := false
+  (* In an attempt's child, before the attempt: the steps go to [oc], and [die] ends the
+     child when they cannot (replay on); or nothing is noted (replay off). *)
+  let record_steps = function
+    | Some (oc, die) -> Identity.start oc die; recording := true
+    | None -> noting := false
 
-  let note step th =
-    if !recording then Identity.carry th (Identity.node (step ()))
+  (* The last record, once the child has its verdict: the theorem it proved. *)
+  let end_steps th = Identity.guarded (fun th -> Identity.finish (slot th)) th
+
+  let log th write =
+    if !recording then Identity.guarded write th
     else if !noting then note_old th;
     th
 
-  let refl tm = note (fun () -> Refl tm) (Hol.REFL tm)
-  let trans a b = note (fun () -> Trans (node_of a, node_of b)) (Hol.TRANS a b)
-  let mk_comb (a, b) = note (fun () -> Mk_comb (node_of a, node_of b)) (Hol.MK_COMB (a, b))
-  let abs v th = note (fun () -> Abs (v, node_of th)) (Hol.ABS v th)
-  let beta tm = note (fun () -> Beta tm) (Hol.BETA tm)
-  let assume tm = note (fun () -> Assume tm) (Hol.ASSUME tm)
-  let eq_mp a b = note (fun () -> Eq_mp (node_of a, node_of b)) (Hol.EQ_MP a b)
-  let deduct a b = note (fun () -> Deduct (node_of a, node_of b)) (Hol.DEDUCT_ANTISYM_RULE a b)
-  let inst theta th = note (fun () -> Inst (theta, node_of th)) (Hol.INST theta th)
-  let inst_type theta th = note (fun () -> Inst_type (theta, node_of th)) (Hol.INST_TYPE theta th)
-  let new_axiom tm = note (fun () -> Axiom tm) (Hol.new_axiom tm)
-  let new_basic_definition tm = note (fun () -> Definition tm) (Hol.new_basic_definition tm)
+  let pairs f theta =
+    List.length theta :: List.concat_map (fun (a, b) -> let x = f a in let y = f b in [x; y]) theta
 
-  let new_basic_type_definition ty (abs_name, rep_name) th =
-    let a, b = Hol.new_basic_type_definition ty (abs_name, rep_name) th in
-    let step first () = Type_definition (ty, abs_name, rep_name, node_of th, first) in
-    (note (step true) a, note (step false) b)
+  let refl t =
+    log (Hol.REFL t) (fun th -> let ti = tm t in made th "REFL" [ti])
+  let trans a b =
+    log (Hol.TRANS a b) (fun th -> let ia = slot a in let ib = slot b in made th "TRANS" [ia; ib])
+  let mk_comb (a, b) =
+    log (Hol.MK_COMB (a, b)) (fun th -> let ia = slot a in let ib = slot b in made th "MK_COMB" [ia; ib])
+  let abs v a =
+    log (Hol.ABS v a) (fun th -> let vi = tm v in let ia = slot a in made th "ABS" [vi; ia])
+  let beta t = log (Hol.BETA t) (fun th -> let ti = tm t in made th "BETA" [ti])
+  let assume t = log (Hol.ASSUME t) (fun th -> let ti = tm t in made th "ASSUME" [ti])
+  let eq_mp a b =
+    log (Hol.EQ_MP a b) (fun th -> let ia = slot a in let ib = slot b in made th "EQ_MP" [ia; ib])
+  let deduct a b =
+    log (Hol.DEDUCT_ANTISYM_RULE a b)
+      (fun th -> let ia = slot a in let ib = slot b in made th "DEDUCT" [ia; ib])
+  let inst theta a =
+    log (Hol.INST theta a) (fun th -> let ia = slot a in let p = pairs tm theta in made th "INST" (ia :: p))
+  let inst_type theta a =
+    log (Hol.INST_TYPE theta a)
+      (fun th -> let ia = slot a in let p = pairs ty theta in made th "INST_TYPE" (ia :: p))
+  let new_axiom t = log (Hol.new_axiom t) (fun th -> made th "AXIOM" [])
+  let new_basic_definition t =
+    log (Hol.new_basic_definition t) (fun th -> let ti = tm t in made th "DEF" [ti])
+
+  (* Two theorems of one step: both records are written before any slot is released. *)
+  let new_basic_type_definition tyname (abs_name, rep_name) a =
+    let th1, th2 = Hol.new_basic_type_definition tyname (abs_name, rep_name) a in
+    if !recording then
+      Identity.guarded (fun () ->
+        let ia = slot a in
+        let write th first =
+          let n = Identity.take () in
+          Identity.put "T" n ["TYDEF"; hex tyname; hex abs_name; hex rep_name] [ia; first];
+          Identity.carry th n;
+          Identity.watch_theorem th n in
+        write th1 1; write th2 0;
+        Identity.finish_record ()) ()
+    else if !noting then (note_old th1; note_old th2);
+    (th1, th2)
 
 end;;
 

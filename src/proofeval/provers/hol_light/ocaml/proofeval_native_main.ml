@@ -35,7 +35,7 @@ let () =
       axioms;
       aconv;
       record_steps = Proofeval_kernel_log.record_steps;
-      write_steps = Proofeval_replay.write;
+      end_steps = Proofeval_kernel_log.end_steps;
       prepare_replay = Proofeval_kernel_log.refresh_olds;
       replay = Proofeval_replay.replay_from;
     }

@@ -13,9 +13,10 @@ type ('term, 'thm, 'tac) hol = {
   dest_thm : 'thm -> 'term list * 'term;
   axioms : unit -> 'thm list;
   aconv : 'term -> 'term -> bool;
-  record_steps : bool -> unit;
-      (* from now on, each new theorem carries its step (true) or nothing is noted *)
-  write_steps : out_channel -> 'thm -> unit;
+  record_steps : (out_channel * (unit -> unit)) option -> unit;
+      (* from now on, each new theorem's step is written to the channel as it is made
+         (the function ends the child when they cannot be), or nothing is noted *)
+  end_steps : 'thm -> unit;  (* the last record: the theorem proved *)
   prepare_replay : unit -> unit;  (* the serial table, before forking *)
   replay : in_channel -> 'thm;
       (* Failure: the steps do not replay; any other exception: they ended too soon *)
@@ -120,25 +121,29 @@ let refused = function
   | `Error why -> verdict_fields "ERROR" "precheck" why
   | `Denied why -> verdict_fields "CHEATING" "precheck" why
 
-(* Exit code of a child whose OK stands but whose steps could not all be written. *)
+(* Exit code of a child that could not write its steps. *)
 let steps_unwritten = 4
 
-(* With the replay on, an OK is sent first and the verdict channel closed; then the steps
-   are written to [steps] (a pipe to the replaying sibling), so the replay runs while they
-   are written and no process holds them whole. *)
+(* With the replay on, every step is written to [steps] (a pipe to the replaying sibling)
+   as the kernel makes it, so the replay runs beside the proof and no process holds the
+   derivation; for an OK, the verdict is sent and its channel closed, then the last
+   record names the theorem. *)
 let attempt hol ~replay ~steps prepared before goal ~nonce fd =
-  hol.record_steps replay;
+  hol.record_steps
+    (match steps with
+     | Some steps when replay ->
+         Some (Unix.out_channel_of_descr steps, fun () -> Unix._exit steps_unwritten)
+     | _ -> None);
   let fields =
     match prepared () with
     | (`Error _ | `Denied _) as no -> (refused no, None)
     | `Ok thunk -> judge hol ~replay before goal thunk
   in
   match (fields, steps) with
-  | (fields, Some th), Some steps ->
+  | (fields, Some th), Some _ ->
       send fd (nonce :: fields);
       Unix.close fd;
-      (try hol.write_steps (Unix.out_channel_of_descr steps) th
-       with _ -> Unix._exit steps_unwritten)
+      hol.end_steps th
   | (fields, _), _ -> send fd (nonce :: fields)
 
 (* In a clean sibling: rebuild the theorem from the steps, read as they come, through
@@ -235,6 +240,8 @@ let attempt_verdict ~nonce ~replay limits = function
              && List.mem v [ "FAIL"; "CHEATING"; "ERROR" ]
              && List.mem stage [ "precheck"; "check" ] -> [ v; stage; msg ]
       | _ | (exception _) -> (verdict_fields "ERROR" "check" "no valid verdict from the checker"))
+  | `Eof _, Unix.WEXITED n when n = steps_unwritten && replay ->
+      verdict_fields "ERROR" "check" "cannot write the kernel steps (memory exhausted?)"
   | `Eof _, st -> (verdict_fields "ERROR" "check" (describe_status st))
 
 let ok_to_replay ~nonce = function
@@ -263,8 +270,9 @@ let replay_verdict limits writer = function
   | `Eof _, st -> verdict_fields "ERROR" "check" ("the replay: " ^ describe_status st)
   | `Too_big, _ -> verdict_fields "ERROR" "check" "no valid reply from the replay"
 
-(* The attempt's child sends its verdict, then, for an OK, its steps through a pipe to a
-   clean sibling that replays them as they come. The sibling is forked first, from this
+(* The attempt's child writes its steps, as it makes them, through a pipe to a clean
+   sibling that replays them as they come; it sends its verdict, then for an OK the
+   last record. The sibling is forked first, from this
    clean process; neither holds the other's channel to this process. *)
 let check_replayed hol goal limits ~server_fd ~deadline ~nonce attempt =
   let steps_r, steps_w = Unix.pipe ~cloexec:true () in
