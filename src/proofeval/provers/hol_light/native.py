@@ -26,7 +26,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from proofeval.errors import CheckerError, InputError
-from proofeval.provers.hol_light.build import KERNEL, _source_dir, cache_root, unlimited_stack
+from proofeval.provers.hol_light.build import (
+    COMPAT,
+    KERNEL,
+    _source_dir,
+    cache_root,
+    copy_compat,
+    ocaml_variant,
+    unlimited_stack,
+)
 from proofeval.provers.hol_light.protocol import decode_text
 
 if TYPE_CHECKING:
@@ -98,6 +106,11 @@ def core_text(hol_dir: Path, build_sources: Path) -> tuple[str, set[FileId]]:
     `loads` replaced by the file (a file's `needs` of one already inlined dropped), the
     kernel log after the kernel and the replay at the end."""
     hol = (hol_dir / "hol.ml").read_text(errors="replace")
+    if KERNEL not in hol and (hol_dir / "hol_lib.ml").is_file():
+        raise NativeUnavailable(
+            f"{hol_dir} is HOL Light 3 (its core in hol_lib.ml, camlp5 loaded through findlib, "
+            "as Debian 13's 3.0.0), which proofeval does not compile natively yet"
+        )
     first = hol.find('loads "')
     if first < 0 or hol.count(KERNEL) != 1:
         raise NativeUnavailable(f"{hol_dir / 'hol.ml'} does not load its files as Debian's does")
@@ -181,7 +194,7 @@ def _package_dir(package: str) -> str:
 def _fingerprint(text: str, hol_dir: Path, src: Path) -> str:
     h = hashlib.sha256(text.encode())
     h.update((hol_dir / "pa_j.cmo").read_bytes())
-    for name in SOURCES:
+    for name in (*SOURCES, ocaml_variant()):
         h.update(name.encode() + b"\0" + (src / name).read_bytes())
     version = subprocess.run(["ocamlopt", "-version"], capture_output=True, text=True)
     h.update(version.stdout.encode())
@@ -228,6 +241,7 @@ def native_build(hol_dir: Path, on_event: Callable[[str], None] = lambda _: None
 def _compile_all(out: Path, src: Path, text: str, hol_dir: Path) -> None:
     for name in SOURCES:
         shutil.copy(src / name, out / name)
+    copy_compat(src, out)
     (out / "contexts").mkdir()
     opt = ["ocamlfind", "ocamlopt", "-package", "num,unix,str,dynlink"]
     _run([*opt, "-c", "proofeval_identity.ml", "proofeval_stubs.c"], out, "the kernel log")
@@ -254,7 +268,7 @@ def _build_parser(out: Path, hol_dir: Path) -> None:
     """proofeval_parse, bytecode: HOL Light's pa_j exists only as bytecode."""
     parse = out / "parse"
     parse.mkdir()
-    names = ["proofeval_quotes.ml", "proofeval_text.ml", "proofeval_deny.ml",
+    names = [f"{COMPAT}.ml", "proofeval_quotes.ml", "proofeval_text.ml", "proofeval_deny.ml",
              "proofeval_phrases.ml", "proofeval_parse.ml"]  # fmt: skip
     for name in names:
         shutil.copy(out / name, parse / name)

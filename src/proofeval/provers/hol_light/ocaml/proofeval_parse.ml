@@ -36,7 +36,7 @@ let write_ast out (items : Parsetree.structure) =
 let assign_slot kind e =
   let open Ast_helper in
   let body = Exp.constraint_ e (Typ.constr (lid kind) []) in
-  let thunk = Exp.fun_ Asttypes.Nolabel None (Pat.construct (lid "()") None) body in
+  let thunk = Proofeval_ocaml.fun_ (Pat.construct (lid "()") None) body in
   let slot = Exp.ident (lid ("Proofeval_native_slots." ^ kind)) in
   Str.eval
     (Exp.apply (Exp.ident (lid ":="))
@@ -87,7 +87,7 @@ let expand name (item : Parsetree.structure_item) =
     | Ppat_var v when v.txt = name ->
         let x = "proofeval_eta" in
         let body = Exp.apply vb.pvb_expr [ (Asttypes.Nolabel, Exp.ident (lid x)) ] in
-        { vb with pvb_expr = Exp.fun_ Asttypes.Nolabel None (Pat.var (Location.mknoloc x)) body }
+        { vb with pvb_expr = Proofeval_ocaml.fun_ (Pat.var (Location.mknoloc x)) body }
     | _ -> vb
   in
   match item.pstr_desc with
@@ -134,7 +134,7 @@ let rec close_weak env signature items =
    without changing what it computes; others are left for the compiler to report. *)
 let generalize items =
   match
-    Clflags.include_dirs := Load_path.get_paths ();
+    Clflags.include_dirs := Proofeval_ocaml.load_paths ();
     Compmisc.init_path ();
     Typemod.type_structure (Compmisc.initial_env ()) items
   with
