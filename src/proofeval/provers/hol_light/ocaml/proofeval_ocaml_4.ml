@@ -22,3 +22,17 @@ let newtype_parameter (_ : Parsetree.expression) = false
 (* Whether a [let] binding declares locally abstract types ([let f : type a. ...]): before
    5.2 the parser turns them into Pexp_newtype nodes in the bound expression. *)
 let binding_newtypes (_ : Parsetree.value_binding) = false
+
+(* Whether a value's type has no weak type variables. *)
+let closed_schema env ty = Ctype.closed_schema env ty
+
+(* What a type expression is (a record field before 4.14). *)
+let type_desc (ty : Types.type_expr) = ty.desc
+
+(* The signature and environment a structure types to. *)
+let type_structure env items =
+  let _, signature, _, env = Typemod.type_structure env items in
+  (signature, env)
+
+(* Make [dirs] the load path. *)
+let init_load_path dirs = Load_path.init dirs

@@ -35,3 +35,18 @@ let binding_newtypes (vb : Parsetree.value_binding) =
   match vb.pvb_constraint with
   | Some (Pvc_constraint { locally_abstract_univars = _ :: _; _ }) -> true
   | _ -> false
+
+(* Whether a value's type has no weak type variables (Ctype.closed_schema was renamed). *)
+let closed_schema env ty = Ctype.closed_type_expr ~env ty
+
+(* What a type expression is (abstract since 4.14). *)
+let type_desc = Types.get_desc
+
+(* The signature and environment a structure types to (it also returns a shape). *)
+let type_structure env items =
+  let _, signature, _, _, env = Typemod.type_structure env items in
+  (signature, env)
+
+(* Make [dirs] the load path (all visible; no directory of the compiler's added). *)
+let init_load_path dirs =
+  Load_path.init ~auto_include:Load_path.no_auto_include ~visible:dirs ~hidden:[]

@@ -62,8 +62,8 @@ let answer kind source out modules =
 let weak_functions env signature =
   List.filter_map
     (function
-      | Types.Sig_value (id, desc, _) when not (Ctype.closed_schema env desc.val_type) -> (
-          match (Ctype.expand_head env desc.val_type).desc with
+      | Types.Sig_value (id, desc, _) when not (Proofeval_ocaml.closed_schema env desc.val_type) -> (
+          match Proofeval_ocaml.type_desc (Ctype.expand_head env desc.val_type) with
           | Types.Tarrow _ -> Some (Ident.name id)
           | _ -> None)
       | _ -> None)
@@ -136,10 +136,10 @@ let generalize items =
   match
     Clflags.include_dirs := Proofeval_ocaml.load_paths ();
     Compmisc.init_path ();
-    Typemod.type_structure (Compmisc.initial_env ()) items
+    Proofeval_ocaml.type_structure (Compmisc.initial_env ()) items
   with
   | exception _ -> items  (* the compiler will say what is wrong *)
-  | _, signature, _, env -> close_weak env signature items
+  | signature, env -> close_weak env signature items
 
 (* The libraries the native checker links in: loading one again is nothing. *)
 let linked = [ "unix.cma"; "nums.cma"; "str.cma" ]
@@ -171,7 +171,7 @@ let context source out modules =
 let main () =
   (* the jrh lexer reads ALL-CAPS names as values, as in HOL Light's toplevel *)
   ignore (!Toploop.parse_toplevel_phrase (Lexing.from_string "set_jrh_lexer;;"));
-  Load_path.init (String.split_on_char ':' (Sys.getenv "PROOFEVAL_LOAD_PATH"));
+  Proofeval_ocaml.init_load_path (String.split_on_char ':' (Sys.getenv "PROOFEVAL_LOAD_PATH"));
   match List.tl (List.tl (Array.to_list Sys.argv)) with
   | "answer" :: kind :: source :: out :: modules -> answer kind source out modules
   | "context" :: source :: out :: modules -> context source out modules
