@@ -6,6 +6,7 @@ test_hol_pool.py, test_demo.py.)"""
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from pathlib import Path
@@ -39,7 +40,8 @@ def test_a_weakly_typed_function_of_a_context_is_usable_at_any_type(
 @pytest.mark.parametrize(
     ("header", "reason"),
     [
-        ("let cache = ref [];;\n", "cannot be generalized"),
+        # OCaml 4.13 says the type variables "cannot be generalized", 5.3 "non-generalizable"
+        ("let cache = ref [];;\n", r"cannot be generalized|non-generalizable type variable"),
         ('let x = 1;;\n#use "other.ml";;\n', "the directive #use cannot be compiled natively"),
     ],
 )
@@ -50,7 +52,7 @@ def test_a_context_only_the_toplevel_accepts_says_why_and_what_to_do(
     try:
         with pytest.raises(CheckerError) as failed:
             proc.load(hol_native_base.launcher.scratch_file("context", header), "")
-        assert reason in str(failed.value) and "--native off" in str(failed.value)
+        assert re.search(reason, str(failed.value)) and "--native off" in str(failed.value)
     finally:
         proc.close()
 

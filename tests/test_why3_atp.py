@@ -16,11 +16,13 @@ from proofeval.builders import why3_tool
 from proofeval.cli import main
 from proofeval.commands.select import choose, sizes
 from proofeval.loaders import why3_vcs as vc_benchmark
+from tests.conftest import skip_without_why3_coq_library
 
 GALLERY = Path("/usr/share/doc/why3-examples/examples")
 PROGRAMS = ("fact.mlw", "isqrt.mlw")  # 13 goals Z3 closes at 2 s, 3 it does not
 if shutil.which("why3") is None or not (GALLERY / "fact.mlw").is_file():
     pytest.skip("Why3 and its gallery are not installed (make install)", allow_module_level=True)
+skip_without_why3_coq_library(module=True)
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ import pytest
 from proofeval.builders import why3_tool, why3_vcs
 from proofeval.builders.complicate import complicate, tokens
 from proofeval.loaders import why3_vcs as vc_benchmark
+from tests.conftest import skip_without_why3_coq_library
 
 GALLERY = Path("/usr/share/doc/why3-examples/examples")
 
@@ -83,6 +84,7 @@ def test_comments_and_strings_are_not_code() -> None:
 
 @pytest.mark.skipif(shutil.which("why3") is None, reason="Why3 is not installed")
 def test_the_build_records_what_each_problem_lost(tmp_path: Path) -> None:
+    skip_without_why3_coq_library()
     source = tmp_path / "m.mlw"
     source.write_text(SOURCE)
     plain = why3_vcs.build([source], tmp_path / "plain", {})

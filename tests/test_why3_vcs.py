@@ -19,11 +19,13 @@ from proofeval.loaders import why3_vcs as vc_benchmark
 from proofeval.model import Attempt, Outcome, Problem, Verdict
 from proofeval.provers.coq import CoqChecker
 from proofeval.provers.interface import CheckSettings, Job
+from tests.conftest import skip_without_why3_coq_library
 
 GALLERY = Path("/usr/share/doc/why3-examples/examples")
 PROGRAMS = ("gcd.mlw", "fact.mlw", "isqrt.mlw")
 if shutil.which("why3") is None or not (GALLERY / "gcd.mlw").is_file():
     pytest.skip("Why3 and its gallery are not installed (make install)", allow_module_level=True)
+skip_without_why3_coq_library(module=True)
 
 
 @pytest.fixture(scope="module")

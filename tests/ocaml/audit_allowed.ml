@@ -15,14 +15,16 @@
    An alias names another compilation unit (Stdlib.Obj is Stdlib__Obj): it must be
    denied as a module, or be on the allow-list itself (then audited on its own). *)
 
+(* In the standard library's directory, or (OCaml 5: +str, +unix) a directory of its own. *)
 let cmi_of m =
-  let dir = Config.standard_library in
-  let names = [ "stdlib__" ^ m; String.uncapitalize_ascii m ] in
+  let base = String.uncapitalize_ascii m in
+  let dirs = [ Config.standard_library; Filename.concat Config.standard_library base ] in
+  let names = [ "stdlib__" ^ m; base ] in
   List.find_map
-    (fun n ->
-      let f = Filename.concat dir (n ^ ".cmi") in
+    (fun (d, n) ->
+      let f = Filename.concat d (n ^ ".cmi") in
       if Sys.file_exists f then Some f else None)
-    names
+    (List.concat_map (fun d -> List.map (fun n -> (d, n)) names) dirs)
 
 let denied e =
   match Proofeval_deny.check_allowed e with
@@ -46,10 +48,10 @@ let module_denied modules =
   denied (Ast_helper.Exp.ident (Location.mknoloc (lid (modules @ [ "x" ]))))
 
 let ids_of env ty =
-  List.map (fun t -> (Btype.repr t).Types.id) (Ctype.free_variables ~env ty)
+  List.map Audit_types.id (Ctype.free_variables ~env ty)
 
 let rec arrows env ty =
-  match (Ctype.expand_head env ty).Types.desc with
+  match Audit_types.desc (Ctype.expand_head env ty) with
   | Types.Tarrow (_, arg, res, _) ->
       let args, res = arrows env res in
       (arg :: args, res)
@@ -61,7 +63,7 @@ let is_coercion env ty =
   List.exists (fun v -> not (List.mem v carried)) (ids_of env res)
 
 let is_path p ty env =
-  match (Ctype.expand_head env ty).Types.desc with
+  match Audit_types.desc (Ctype.expand_head env ty) with
   | Types.Tconstr (q, _, _) -> Path.same p q
   | _ -> false
 
@@ -71,7 +73,7 @@ let engine_field env (l : Types.label_declaration) =
   || (l.ld_mutable = Asttypes.Mutable && is_path Predef.path_int l.ld_type env)
 
 let is_table env ty =
-  match (Ctype.expand_head env ty).Types.desc with
+  match Audit_types.desc (Ctype.expand_head env ty) with
   | Types.Tconstr (p, _, _) -> (
       match Env.find_type p env with
       | { type_kind = Type_record (labels, _); type_private = Asttypes.Public; _ } ->
@@ -82,9 +84,7 @@ let is_table env ty =
 
 let takes_table env ty = List.exists (is_table env) (fst (arrows env ty))
 
-let show_type ty =
-  Printtyp.reset ();
-  String.concat " " (String.split_on_char '\n' (Format.asprintf "%a" Printtyp.type_scheme ty))
+let show_type ty = String.concat " " (String.split_on_char '\n' (Audit_types.show_type ty))
 
 let report_value env modules name ty =
   let kinds =
@@ -134,7 +134,7 @@ let rec audit env modules sg =
 (* The allowed modules, and those named on the command line (to show what the audit
    finds in modules the deny-list refuses). *)
 let () =
-  Load_path.init [ Config.standard_library ];
+  Audit_types.init_load_path Config.standard_library;
   Compmisc.init_path ();
   let env = Compmisc.initial_env () in
   let extra = List.tl (Array.to_list Sys.argv) in

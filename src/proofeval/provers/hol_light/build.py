@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -13,7 +14,9 @@ from pathlib import Path
 
 from proofeval.errors import CheckerError, InputError
 
+COMPAT = "proofeval_ocaml"  # what differs between OCaml versions: see ocaml_variant
 MODULES = (
+    COMPAT,
     "proofeval_text",
     "proofeval_deny",
     "proofeval_phrases",
@@ -30,7 +33,7 @@ SOURCES = (
     "boot.ml",
     *HOL_TEXT,
     f"{IDENTITY}.ml",
-    *(f"{m}.ml" for m in MODULES),
+    *(f"{m}.ml" for m in MODULES if m != COMPAT),
 )
 
 
@@ -55,9 +58,32 @@ def _ocaml_version() -> str:
         ) from exc
 
 
+def ocaml_major_minor() -> tuple[int, int]:
+    major, minor = (int(n) for n in re.findall(r"\d+", _ocaml_version())[:2])
+    return major, minor
+
+
+def ocaml_variant() -> str:
+    """The source of proofeval_ocaml.ml for this OCaml: compiler-libs changed in 5.2
+    (Pexp_fun folded into Pexp_function, constants with locations, the load path split
+    into visible and hidden directories)."""
+    return "proofeval_ocaml_5_2.ml" if ocaml_major_minor() >= (5, 2) else "proofeval_ocaml_4.ml"
+
+
+def copy_compat(src: Path, out: Path) -> None:
+    """Write proofeval_ocaml.ml, this OCaml's variant, into `out`."""
+    shutil.copy(src / ocaml_variant(), out / f"{COMPAT}.ml")
+
+
+def library_flags() -> list[str]:
+    """Since OCaml 5 the unix library has its own directory (+unix), which the compiler
+    adds by itself only with an alert."""
+    return ["-I", "+unix"] if ocaml_major_minor() >= (5, 0) else []
+
+
 def _fingerprint(src: Path) -> str:
     h = hashlib.sha256(_ocaml_version().encode())
-    for name in SOURCES:
+    for name in (*SOURCES, ocaml_variant()):
         h.update(name.encode() + b"\0" + (src / name).read_bytes())
     return h.hexdigest()[:16]
 
@@ -65,10 +91,18 @@ def _fingerprint(src: Path) -> str:
 def _compile(src: Path, out: Path) -> None:
     for name in SOURCES:
         shutil.copy(src / name, out / name)
+    copy_compat(src, out)
     steps = [
         ["ocamlc", "-c", "proofeval_stubs.c"],
         ["ocamlmklib", "-o", "proofeval_stubs", "proofeval_stubs.o"],
-        ["ocamlc", "-I", "+compiler-libs", "-c", *(f"{m}.ml" for m in MODULES)],
+        [
+            "ocamlc",
+            "-I",
+            "+compiler-libs",
+            *library_flags(),
+            "-c",
+            *(f"{m}.ml" for m in MODULES),
+        ],  # fmt: skip
         ["ocamlc", "-c", f"{IDENTITY}.ml"],
     ]
     for cmd in steps:
@@ -93,6 +127,22 @@ def _link(out: Path, final: Path) -> None:
     done = subprocess.run(cmd, cwd=out, capture_output=True, text=True)
     if done.returncode != 0:
         raise CheckerError(f"linking the checker failed:\n{done.stdout}{done.stderr}")
+
+
+FINDLIB_CONF = Path("/etc/ocamlfind.conf")
+
+
+def findlib_environment(build: Path) -> dict[str, str]:
+    """HOL Light 3 loads camlp5 through findlib (topfind), which reads its configuration
+    from /etc: the sandbox shows no /etc, so the toplevel is given a copy in the build
+    directory, which it sees."""
+    if not FINDLIB_CONF.is_file():
+        return {}
+    copy = build / "ocamlfind.conf"
+    text = FINDLIB_CONF.read_text()
+    if not copy.is_file() or copy.read_text() != text:
+        copy.write_text(text)
+    return {"OCAMLFIND_CONF": str(copy)}
 
 
 def build_dir() -> Path:
@@ -123,3 +173,21 @@ def unlimited_stack() -> None:
 
 
 KERNEL = 'loads "fusion.ml";;'
+# HOL Light 3 (Debian 13's 3.0.0, github jrh13/hol-light since 2024) loads its core from
+# hol_lib.ml, or from a compiled hol_lib.cmo when HOLLIGHT_USE_MODULE=1, chosen in hol.ml.
+LIBRARY_CHOICE = re.compile(
+    r'if use_module\s+then loads "hol_lib_use_module.ml"\s+else loads "hol_lib.ml";;'
+)
+
+
+def hol_text(home: Path) -> str:
+    """hol.ml as proofeval runs it: with the kernel loaded by hol.ml's own
+    `loads "fusion.ml";;`, so that the kernel log can follow it. Where hol.ml chooses
+    between hol_lib.ml and a compiled core (HOL Light 3), hol_lib.ml's text takes the
+    choice's place: the compiled core's kernel could not be logged."""
+    hol = (home / "hol.ml").read_text(errors="replace")
+    library = home / "hol_lib.ml"
+    if KERNEL not in hol and library.is_file() and len(LIBRARY_CHOICE.findall(hol)) == 1:
+        text = library.read_text(errors="replace")
+        hol = LIBRARY_CHOICE.sub(lambda _: f"(* hol_lib.ml: inlined *)\n{text}", hol)
+    return hol

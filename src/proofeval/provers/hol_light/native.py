@@ -26,7 +26,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from proofeval.errors import CheckerError, InputError
-from proofeval.provers.hol_light.build import KERNEL, _source_dir, cache_root, unlimited_stack
+from proofeval.provers.hol_light.build import (
+    COMPAT,
+    KERNEL,
+    _source_dir,
+    cache_root,
+    copy_compat,
+    hol_text,
+    ocaml_variant,
+    unlimited_stack,
+)
 from proofeval.provers.hol_light.protocol import decode_text
 
 if TYPE_CHECKING:
@@ -97,11 +106,14 @@ def core_text(hol_dir: Path, build_sources: Path) -> tuple[str, set[FileId]]:
     """hol.ml as one module's text: its prelude without the toplevel machinery, each
     `loads` replaced by the file (a file's `needs` of one already inlined dropped), the
     kernel log after the kernel and the replay at the end."""
-    hol = (hol_dir / "hol.ml").read_text(errors="replace")
+    hol = hol_text(hol_dir)
+    hol3 = is_hol_light_3(hol_dir)
+    if hol3:
+        hol = _hol3_native(hol_dir, hol)
     first = hol.find('loads "')
     if first < 0 or hol.count(KERNEL) != 1:
         raise NativeUnavailable(f"{hol_dir / 'hol.ml'} does not load its files as Debian's does")
-    prelude = _native_prelude(hol[:first])
+    prelude = hol[:first] if hol3 else _native_prelude(hol[:first])
     ids: set[FileId] = set()
 
     def inline(match: re.Match[str]) -> str:
@@ -121,6 +133,39 @@ def core_text(hol_dir: Path, build_sources: Path) -> tuple[str, set[FileId]]:
     replay = _phrases((build_sources / "proofeval_replay.ml").read_text())
     goals = _phrases((build_sources / "proofeval_goals.ml").read_text())
     return prelude + body + replay + goals, ids
+
+
+def is_hol_light_3(hol_dir: Path) -> bool:
+    """HOL Light 3 (Debian 13's 3.0.0): hol.ml loads its loader as a compiled module
+    (hol_loader.cmo) and its core from hol_lib.ml, and numbers are Zarith's."""
+    return (hol_dir / "hol_loader.ml").is_file() and (hol_dir / "hol_lib.ml").is_file()
+
+
+HOL3_DROPPED = (
+    # camlp5 is loaded through findlib (the syntax is applied when compiling)
+    r"if version_ge_4_14\s+then loads[^;]*;;\n",
+    r"Topdirs\.dir_load[^;]*;;\n",
+    r"open Hol_loader;;\n",  # its text is inlined at the top level
+)
+
+
+def _hol3_native(hol_dir: Path, hol: str) -> str:
+    """HOL Light 3's hol.ml (hol_lib.ml inlined) as one module's text: hol_loader.ml
+    inlined where hol.ml loads it compiled (Bignum is compiled on its own), camlp5's
+    loading dropped, loading a file at run time a clear failure; directives do nothing."""
+    loader = (hol_dir / "hol_loader.ml").read_text(errors="replace")
+    hol = hol.replace("include Hol_loader;;", loader)
+    failure = 'failwith ("natively compiled HOL Light cannot load files at run time: " ^ s)'
+    use = "file_loader := fun s -> Toploop.use_file Format.std_formatter s;;"
+    hol = hol.replace(use, f"file_loader := (fun s -> {failure});;")
+    for pattern in HOL3_DROPPED:
+        hol = re.sub(pattern, "", hol)
+    hol = DIRECTIVE.sub(NOTHING + "\n", hol)
+    if "Toploop" in hol or "Topdirs" in hol or use in hol:
+        raise NativeUnavailable(
+            "HOL Light 3's hol.ml is not the one proofeval knows how to compile"
+        )
+    return hol
 
 
 def _native_prelude(prelude: str) -> str:
@@ -181,7 +226,7 @@ def _package_dir(package: str) -> str:
 def _fingerprint(text: str, hol_dir: Path, src: Path) -> str:
     h = hashlib.sha256(text.encode())
     h.update((hol_dir / "pa_j.cmo").read_bytes())
-    for name in SOURCES:
+    for name in (*SOURCES, ocaml_variant()):
         h.update(name.encode() + b"\0" + (src / name).read_bytes())
     version = subprocess.run(["ocamlopt", "-version"], capture_output=True, text=True)
     h.update(version.stdout.encode())
@@ -228,9 +273,17 @@ def native_build(hol_dir: Path, on_event: Callable[[str], None] = lambda _: None
 def _compile_all(out: Path, src: Path, text: str, hol_dir: Path) -> None:
     for name in SOURCES:
         shutil.copy(src / name, out / name)
+    copy_compat(src, out)
     (out / "contexts").mkdir()
-    opt = ["ocamlfind", "ocamlopt", "-package", "num,unix,str,dynlink"]
+    hol3 = is_hol_light_3(hol_dir)
+    zarith = ",zarith" if hol3 else ""  # HOL Light 3's numbers
+    opt = ["ocamlfind", "ocamlopt", "-package", f"num,unix,str,dynlink{zarith}"]
     _run([*opt, "-c", "proofeval_identity.ml", "proofeval_stubs.c"], out, "the kernel log")
+    bignum = []  # HOL Light 3's Bignum: plain OCaml, compiled as its toplevel has it
+    if hol3:
+        shutil.copy(hol_dir / "bignum_zarith.ml", out / "bignum.ml")
+        _run([*opt, "-w", "-a", "-c", "bignum.ml"], out, "compiling HOL Light's bignums")
+        bignum = ["bignum.cmx"]
     build = NativeBuild(out, frozenset())
     _build_parser(out, hol_dir)
     _parse(build, text, f"{CORE}.ml", [], out, NativeUnavailable)
@@ -240,7 +293,8 @@ def _compile_all(out: Path, src: Path, text: str, hol_dir: Path) -> None:
           "proofeval_native_slots.ml", "proofeval_native.ml", "proofeval_native_main.ml"],
          "compiling the checker"),
         ([*opt, "-linkpkg", "-linkall", "-o", EXECUTABLE, "proofeval_stubs.o",
-          "proofeval_identity.cmx", f"{CORE}.cmx", "proofeval_text.cmx", "proofeval_server.cmx",
+          "proofeval_identity.cmx", *bignum, f"{CORE}.cmx", "proofeval_text.cmx",
+          "proofeval_server.cmx",
           "proofeval_states.cmx", "proofeval_native_slots.cmx", "proofeval_native.cmx",
           "proofeval_native_main.cmx"],
          "linking the checker"),
@@ -254,7 +308,9 @@ def _build_parser(out: Path, hol_dir: Path) -> None:
     """proofeval_parse, bytecode: HOL Light's pa_j exists only as bytecode."""
     parse = out / "parse"
     parse.mkdir()
-    names = ["proofeval_quotes.ml", "proofeval_text.ml", "proofeval_deny.ml",
+    # HOL Light 3's pa_j installs HOL Light's quotation expander itself.
+    quotes = [] if is_hol_light_3(hol_dir) else ["proofeval_quotes.ml"]
+    names = [f"{COMPAT}.ml", *quotes, "proofeval_text.ml", "proofeval_deny.ml",
              "proofeval_phrases.ml", "proofeval_parse.ml"]  # fmt: skip
     for name in names:
         shutil.copy(out / name, parse / name)
@@ -262,7 +318,7 @@ def _build_parser(out: Path, hol_dir: Path) -> None:
     streams = str(Path(_package_dir("camlp-streams")) / "camlp_streams.cma")
     cmd = [
         "ocamlfind", "ocamlc", "-package", "compiler-libs.toplevel,unix", "-linkpkg",
-        "-linkall", "-I", camlp5, f"{camlp5}/camlp5o.cma", streams, str(hol_dir / "pa_j.cmo"),
+        "-linkall", "-I", camlp5, streams, f"{camlp5}/camlp5o.cma", str(hol_dir / "pa_j.cmo"),
         *names, "-o", PARSER,
     ]  # fmt: skip
     _run(cmd, parse, "building the parser")

@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING
 
 from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Stage, Verdict
-from proofeval.provers.hol_light.build import KERNEL, build_dir, unlimited_stack
+from proofeval.provers.hol_light.build import (
+    KERNEL,
+    build_dir,
+    findlib_environment,
+    hol_text,
+    unlimited_stack,
+)
 from proofeval.provers.hol_light.protocol import TOO_OLD, Connection, Phrase
 from proofeval.provers.sandbox import SCRATCH, bwrap_prefix, check_bwrap_works, stop
 
@@ -294,7 +300,7 @@ def _alive(pid: int) -> bool:
 def start_script(home: Path, build: Path) -> str:
     """HOL Light's hol.ml with the kernel log loaded right after the kernel, so that every
     theorem made later is noted, then the replay, the proof states' goals and the server."""
-    hol = (home / "hol.ml").read_text(errors="replace")
+    hol = hol_text(home)
     if hol.count(KERNEL) != 1:
         raise InputError(
             f"{home / 'hol.ml'} does not load its kernel with `{KERNEL}` exactly once: "
@@ -419,6 +425,7 @@ class Launcher:
             "PROOFEVAL_SOCKET": str(self.workdir / "ctl.sock"),
             "PROOFEVAL_BUILD_DIR": str(build),
             "HOLLIGHT_DIR": str(self.hol_dir.resolve()),
+            **findlib_environment(build),
             # Deep proofs (s2n-bignum's correctness theorems) overflow the default bytecode
             # stack; the official harness raises it the same way.
             "OCAMLRUNPARAM": os.environ.get("OCAMLRUNPARAM", "l=1000000000"),

@@ -1,6 +1,7 @@
 (* Read by the HOL Light toplevel after hol.ml, proofeval_replay.ml and proofeval_goals.ml:
    load the checker and serve.
    PROOFEVAL_BUILD_DIR names the directory holding proofeval_server.cma. *)
+#directory "+unix";; (* unix.cma's own directory since OCaml 5 *)
 #load "unix.cma";;
 Topdirs.dir_directory (Sys.getenv "PROOFEVAL_BUILD_DIR");;
 #load "proofeval_server.cma";;

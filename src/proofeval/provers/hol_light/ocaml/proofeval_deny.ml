@@ -54,7 +54,7 @@ let modules_on_disk =
     (List.fold_left
        (fun acc dir -> modules_under 0 dir acc)
        (modules_under 2 Config.standard_library SS.empty)
-       (Load_path.get_paths ()))
+       (Proofeval_ocaml.load_paths ()))
 
 let denied_values =
   SS.of_list
@@ -123,9 +123,8 @@ let no_guard case =
    recursive definitions, which has had soundness bugs; proofs need only functions. *)
 let rec is_function e =
   match e.Parsetree.pexp_desc with
-  | Parsetree.Pexp_fun _ | Pexp_function _ -> true
-  | Pexp_constraint (e, _) -> is_function e
-  | _ -> false
+  | Parsetree.Pexp_constraint (e, _) -> is_function e
+  | _ -> Proofeval_ocaml.is_function e
 
 let check_let_rec bindings =
   if not (List.for_all (fun b -> is_function b.Parsetree.pvb_expr) bindings) then
@@ -135,6 +134,8 @@ let deny_iterator =
   let open Ast_iterator in
   let open Parsetree in
   let expr self e =
+    if Proofeval_ocaml.newtype_parameter e then
+      deny "locally abstract types are not allowed in a proof";
     (match e.pexp_desc with
     | Pexp_let (Asttypes.Recursive, bindings, _) -> check_let_rec bindings
     | Pexp_newtype _ -> deny "locally abstract types are not allowed in a proof"
@@ -176,8 +177,13 @@ let deny_iterator =
     no_guard c;
     default_iterator.case self c
   in
+  let value_binding self vb =
+    if Proofeval_ocaml.binding_newtypes vb then
+      deny "locally abstract types are not allowed in a proof";
+    default_iterator.value_binding self vb
+  in
   let module_expr _ _ = deny "modules are not allowed in a proof" in
   let extension _ _ = deny "extension nodes are not allowed in a proof" in
-  { default_iterator with expr; pat; typ; case; module_expr; extension }
+  { default_iterator with expr; pat; typ; case; value_binding; module_expr; extension }
 
 let check_allowed e = deny_iterator.Ast_iterator.expr deny_iterator e

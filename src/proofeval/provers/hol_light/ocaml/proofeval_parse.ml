@@ -36,7 +36,7 @@ let write_ast out (items : Parsetree.structure) =
 let assign_slot kind e =
   let open Ast_helper in
   let body = Exp.constraint_ e (Typ.constr (lid kind) []) in
-  let thunk = Exp.fun_ Asttypes.Nolabel None (Pat.construct (lid "()") None) body in
+  let thunk = Proofeval_ocaml.fun_ (Pat.construct (lid "()") None) body in
   let slot = Exp.ident (lid ("Proofeval_native_slots." ^ kind)) in
   Str.eval
     (Exp.apply (Exp.ident (lid ":="))
@@ -62,8 +62,8 @@ let answer kind source out modules =
 let weak_functions env signature =
   List.filter_map
     (function
-      | Types.Sig_value (id, desc, _) when not (Ctype.closed_schema env desc.val_type) -> (
-          match (Ctype.expand_head env desc.val_type).desc with
+      | Types.Sig_value (id, desc, _) when not (Proofeval_ocaml.closed_schema env desc.val_type) -> (
+          match Proofeval_ocaml.type_desc (Ctype.expand_head env desc.val_type) with
           | Types.Tarrow _ -> Some (Ident.name id)
           | _ -> None)
       | _ -> None)
@@ -87,7 +87,7 @@ let expand name (item : Parsetree.structure_item) =
     | Ppat_var v when v.txt = name ->
         let x = "proofeval_eta" in
         let body = Exp.apply vb.pvb_expr [ (Asttypes.Nolabel, Exp.ident (lid x)) ] in
-        { vb with pvb_expr = Exp.fun_ Asttypes.Nolabel None (Pat.var (Location.mknoloc x)) body }
+        { vb with pvb_expr = Proofeval_ocaml.fun_ (Pat.var (Location.mknoloc x)) body }
     | _ -> vb
   in
   match item.pstr_desc with
@@ -134,12 +134,12 @@ let rec close_weak env signature items =
    without changing what it computes; others are left for the compiler to report. *)
 let generalize items =
   match
-    Clflags.include_dirs := Load_path.get_paths ();
+    Clflags.include_dirs := Proofeval_ocaml.load_paths ();
     Compmisc.init_path ();
-    Typemod.type_structure (Compmisc.initial_env ()) items
+    Proofeval_ocaml.type_structure (Compmisc.initial_env ()) items
   with
   | exception _ -> items  (* the compiler will say what is wrong *)
-  | _, signature, _, env -> close_weak env signature items
+  | signature, env -> close_weak env signature items
 
 (* The libraries the native checker links in: loading one again is nothing. *)
 let linked = [ "unix.cma"; "nums.cma"; "str.cma" ]
@@ -171,7 +171,7 @@ let context source out modules =
 let main () =
   (* the jrh lexer reads ALL-CAPS names as values, as in HOL Light's toplevel *)
   ignore (!Toploop.parse_toplevel_phrase (Lexing.from_string "set_jrh_lexer;;"));
-  Load_path.init (String.split_on_char ':' (Sys.getenv "PROOFEVAL_LOAD_PATH"));
+  Proofeval_ocaml.init_load_path (String.split_on_char ':' (Sys.getenv "PROOFEVAL_LOAD_PATH"));
   match List.tl (List.tl (Array.to_list Sys.argv)) with
   | "answer" :: kind :: source :: out :: modules -> answer kind source out modules
   | "context" :: source :: out :: modules -> context source out modules

@@ -80,9 +80,10 @@ let classify (items : Parsetree.structure) =
       | None -> ("other", name, "", none, none))
   | [ { pstr_desc = Pstr_eval ({ pexp_desc = Pexp_apply (
           { pexp_desc = Pexp_ident { txt = Longident.Lident f; _ }; _ },
-          [ (Asttypes.Nolabel, { pexp_desc = Pexp_constant (Pconst_string (arg, _, _)); _ }) ]); _ },
+          [ (Asttypes.Nolabel, { pexp_desc = Pexp_constant c; _ }) ]); _ },
         _); _ } ]
-    when List.mem f [ "needs"; "loadt"; "loads" ] -> ("load", f, arg, none, none)
+    when List.mem f [ "needs"; "loadt"; "loads" ] && Proofeval_ocaml.string_constant c <> None ->
+      ("load", f, Option.get (Proofeval_ocaml.string_constant c), none, none)
   | _ -> ("other", "", "", none, none)
 
 (* A phrase ends after the ';;' that follows it (white space between), if any: a file may

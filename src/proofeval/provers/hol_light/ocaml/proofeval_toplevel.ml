@@ -17,7 +17,7 @@ let typecheck_into ~slot_name ~type_name e =
   let open Ast_helper in
   let lid s = Location.mknoloc (Longident.Lident s) in
   let body = Exp.constraint_ e (Typ.constr (lid type_name) []) in
-  let thunk = Exp.fun_ Asttypes.Nolabel None (Pat.construct (lid "()") None) body in
+  let thunk = Proofeval_ocaml.fun_ (Pat.construct (lid "()") None) body in
   let assign =
     Exp.apply (Exp.ident (lid ":="))
       [ (Asttypes.Nolabel, Exp.ident (lid slot_name));
