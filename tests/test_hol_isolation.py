@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from proofeval.model import Outcome, Stage, Verdict
-from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.hol_light.build import uses_findlib
+from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
 from proofeval.provers.sandbox import SCRATCH, SCRATCH_BYTES
 from tests.conftest import on_both_paths, with_context
 
@@ -152,6 +153,8 @@ def test_the_environment_holds_nothing_of_the_caller(hostile: WarmProcess) -> No
         "HOLLIGHT_DIR", "OCAMLRUNPARAM",
         # the native path: where its parser, compiler and interfaces are
         "PROOFEVAL_PARSE", "PROOFEVAL_OCAMLOPT", "PROOFEVAL_LOAD_PATH",
+        # HOL Light 3 (Debian 13): the path of our copy of findlib's configuration
+        *(["OCAMLFIND_CONF"] if uses_findlib(DEBIAN_HOL_LIGHT) else []),
     }, names  # fmt: skip
 
 

@@ -132,11 +132,18 @@ def _link(out: Path, final: Path) -> None:
 FINDLIB_CONF = Path("/etc/ocamlfind.conf")
 
 
-def findlib_environment(build: Path) -> dict[str, str]:
-    """HOL Light 3 loads camlp5 through findlib (topfind), which reads its configuration
-    from /etc: the sandbox shows no /etc, so the toplevel is given a copy in the build
-    directory, which it sees."""
-    if not FINDLIB_CONF.is_file():
+def uses_findlib(home: Path) -> bool:
+    """Whether the HOL Light at `home` loads camlp5 through findlib (topfind): HOL Light 3
+    does, Debian 12's does not."""
+    hol = home / "hol.ml"
+    return FINDLIB_CONF.is_file() and hol.is_file() and "topfind" in hol.read_text()
+
+
+def findlib_environment(build: Path, home: Path) -> dict[str, str]:
+    """Findlib reads its configuration from /etc: the sandbox shows no /etc, so a HOL
+    Light that uses findlib is given a copy in the build directory, which it sees. Nothing
+    for one that does not: the environment stays what that one needs."""
+    if not uses_findlib(home):
         return {}
     copy = build / "ocamlfind.conf"
     text = FINDLIB_CONF.read_text()

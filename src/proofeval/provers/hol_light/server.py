@@ -425,7 +425,7 @@ class Launcher:
             "PROOFEVAL_SOCKET": str(self.workdir / "ctl.sock"),
             "PROOFEVAL_BUILD_DIR": str(build),
             "HOLLIGHT_DIR": str(self.hol_dir.resolve()),
-            **findlib_environment(build),
+            **findlib_environment(build, self.hol_dir.resolve()),
             # Deep proofs (s2n-bignum's correctness theorems) overflow the default bytecode
             # stack; the official harness raises it the same way.
             "OCAMLRUNPARAM": os.environ.get("OCAMLRUNPARAM", "l=1000000000"),
