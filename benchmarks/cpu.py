@@ -16,11 +16,12 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 def tree_cpu() -> float:
     own = os.times()
-    total = own.user + own.system + own.children_user + own.children_system
-    return total + _live_descendants_ticks() / TICK
+    return own.user + own.system + own.children_user + own.children_system + descendants_cpu()
 
 
-def _live_descendants_ticks() -> int:
+def descendants_cpu() -> float:
+    """CPU seconds of every live descendant and of the children each of those reaped
+    (the provers alone, without this process and what it reaped)."""
     children: dict[int, list[int]] = {}
     stats: dict[int, list[str]] = {}
     for entry in Path("/proc").iterdir():
@@ -36,4 +37,4 @@ def _live_descendants_ticks() -> int:
         pid = todo.pop()
         ticks += sum(int(f) for f in stats[pid][11:15])  # utime stime cutime cstime
         todo.extend(children.get(pid, []))
-    return ticks
+    return ticks / TICK

@@ -16,11 +16,11 @@ The bytecode core takes about 2.5 minutes of CPU to load, the native one about 2
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
+
+from cpu import descendants_cpu
 
 from proofeval.model import Stage, Verdict
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher
@@ -42,26 +42,6 @@ def launcher(native: str) -> Launcher:
 
         build = native_build(DEBIAN_HOL_LIGHT)
     return Launcher(native=build)
-
-
-def descendants_cpu() -> float:
-    """CPU seconds spent so far by this process's descendants and their reaped children."""
-    children: dict[int, list[int]] = {}
-    stats: dict[int, list[str]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            stats[int(entry.name)] = fields
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    todo, ticks = list(children.get(os.getpid(), [])), 0
-    while todo:
-        pid = todo.pop()
-        ticks += sum(int(f) for f in stats[pid][11:15])  # utime stime cutime cstime
-        todo.extend(children.get(pid, []))
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def timed(op: Callable[[int], None], runs: int) -> tuple[list[float], float]:
