@@ -10,10 +10,8 @@ from proofeval.baselines.run import CSV_NAME, BaselineOptions, closers, run_base
 from proofeval.commands.bench_options import BENCH_HELP, add_benchmark_options, selection
 from proofeval.commands.options import add_checker_options, checker_settings, positive
 from proofeval.console import say
-from proofeval.errors import InputError
 from proofeval.loaders import load_benchmark
-from proofeval.provers.coq.detect import toolchain_for
-from proofeval.provers.coq.toolchain import Toolchain, resolve
+from proofeval.provers.registry import coq_systems
 
 
 def _methods_help() -> str:
@@ -125,10 +123,11 @@ def run(args: argparse.Namespace) -> int:
     solves = run_baseline(opts)
     print(solve_table(solves))
     if args.method == "hammer":
-        for chain in _coq_toolchains(opts):
-            present, missing = tactics.hammer_atps(chain.root)
+        problems = load_benchmark(opts.problems, opts.selection).problems
+        for described, root in coq_systems(problems, opts.settings):
+            present, missing = tactics.hammer_atps(root)
             say(
-                f"CoqHammer's ATPs in {chain.describe()}: {', '.join(present) or 'none'} "
+                f"CoqHammer's ATPs in {described}: {', '.join(present) or 'none'} "
                 f"present; {', '.join(missing) or 'none'} missing (Vampire is not in Debian)"
             )
     unchecked = sum(not s.checked for s in solves)
@@ -137,24 +136,6 @@ def run(args: argparse.Namespace) -> int:
     say(f"closed by: {closers(solves)}")
     say(f"results: {opts.out / CSV_NAME}, {opts.out / 'results.csv'}")
     return 0
-
-
-def _coq_toolchains(opts: BaselineOptions) -> list[Toolchain]:
-    """The Coq toolchains the baseline ran on: --coq, else each problem's own or its
-    tree's (those not installed were each problem's ERROR already)."""
-    given = opts.settings.coq_toolchain
-    problems = [] if given else load_benchmark(opts.problems, opts.selection).problems
-    names = {given} if given else set()
-    names |= {
-        toolchain_for("", p.coq_toolchain, p.directory)[0] for p in problems if p.prover == "coq"
-    }
-    chains = []
-    for name in sorted(names):
-        try:
-            chains.append(resolve(name))
-        except InputError:
-            continue
-    return chains
 
 
 def run_atp(args: argparse.Namespace) -> int:

@@ -55,21 +55,44 @@ def benchmark_warnings(problems: Iterable[Problem]) -> list[str]:
 def prover_versions(problems: Iterable[Problem], settings: CheckSettings) -> list[str]:
     """The exact provers that check `problems` under `settings`, for results and reports
     to record; so far Coq's, one line per toolchain ("Coq 8.20.1 (debian13)")."""
-    from proofeval.provers.coq.detect import toolchain_for
     from proofeval.provers.coq.toolchain import resolve
 
-    names = {
-        toolchain_for(settings.coq_toolchain, p.coq_toolchain, p.directory)[0]
-        for p in problems
-        if p.prover == "coq"
-    }
     described = []
-    for name in sorted(names):
+    for name in _coq_toolchain_names(problems, settings):
         try:
             described.append(resolve(name).describe())
         except InputError as exc:  # each attempt of its problems says so as its ERROR
             described.append(f"Coq toolchain {name!r}: {exc}")
     return described
+
+
+def coq_systems(problems: Iterable[Problem], settings: CheckSettings) -> list[tuple[str, Path]]:
+    """(description, root) of each installed Coq toolchain that checks `problems`: the
+    system whose /usr its checker sees, where the programs a tactic calls are looked for.
+    One not installed is left out (each attempt of its problems said so as its ERROR)."""
+    from proofeval.provers.coq.toolchain import resolve
+
+    systems = []
+    for name in _coq_toolchain_names(problems, settings):
+        try:
+            chain = resolve(name)
+        except InputError:
+            continue
+        systems.append((chain.describe(), chain.root))
+    return systems
+
+
+def _coq_toolchain_names(problems: Iterable[Problem], settings: CheckSettings) -> list[str]:
+    """--coq, else each Coq problem's own toolchain or its tree's (detect.py)."""
+    from proofeval.provers.coq.detect import toolchain_for
+
+    return sorted(
+        {
+            toolchain_for(settings.coq_toolchain, p.coq_toolchain, p.directory)[0]
+            for p in problems
+            if p.prover == "coq"
+        }
+    )
 
 
 @dataclass(frozen=True)
