@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from proofeval.commands.mcp_tools import DESCRIPTIONS, Limits, Tools, _verdict
+from proofeval.commands.mcp_tools import DESCRIPTIONS, Limits, Tools, verdict_reply
 from proofeval.commands.options import checker_settings, positive
 from proofeval.console import say
 from proofeval.errors import CheckerError, InputError
@@ -104,7 +104,7 @@ class AgentToolbox:
         """The final answer, checked by the ordinary checker (as the MCP submit does)."""
         proof, outcome, feedback = self.tools.final(self.problem, proof, state_id)
         self._submitted = (proof, outcome)
-        return _verdict(outcome, feedback) | {"proof": proof}
+        return verdict_reply(outcome, feedback) | {"proof": proof}
 
     def close(self) -> None:
         self.tools.close()

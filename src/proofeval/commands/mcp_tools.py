@@ -106,7 +106,7 @@ class Tools:
         p = self._problem(problem_id)
         self._count_check()
         [outcome] = self.checker.check([(p, self._text("proof", proof))], self._timeout(p))
-        return _verdict(outcome, self._feedback(p, proof, outcome))
+        return verdict_reply(outcome, self._feedback(p, proof, outcome))
 
     def start_state(self, problem_id: str) -> dict:
         return self.session.start(self._problem(problem_id)).as_dict()
@@ -135,7 +135,7 @@ class Tools:
         p = self._problem(problem_id)
         proof, outcome, feedback = self.final(p, proof, state_id)
         index = keep(self.store, p.id, proof, outcome, feedback)
-        return _verdict(outcome, feedback) | {"proof": proof, "attempt": index}
+        return verdict_reply(outcome, feedback) | {"proof": proof, "attempt": index}
 
     def final(self, p: Problem, proof: str, state_id: str) -> tuple[str, Outcome, Feedback | None]:
         """A submitted answer's proof (a state's path assembled), the ordinary checker's
@@ -172,7 +172,7 @@ class Tools:
         self.store.close()
 
 
-def _verdict(outcome: Outcome, feedback: Feedback | None = None) -> dict:
+def verdict_reply(outcome: Outcome, feedback: Feedback | None = None) -> dict:
     shown = {"verdict": outcome.verdict.value, "stage": outcome.stage.value,
              "seconds": round(outcome.seconds, 3), "message": outcome.message}  # fmt: skip
     return shown | ({"feedback": feedback.as_dict()} if feedback is not None else {})
