@@ -223,7 +223,6 @@ def _combine(head: str, parts: list[object]) -> object:
 class _Declared:
     depends: dict[str, list[tuple[str, object]]]  # package -> (package, formula)
     where: dict[str, str]  # package -> the file declaring it
-    rocq: frozenset[str]  # files that use Rocq's dune language
 
 
 def _read(file: Path, root: Path, declared: _Declared) -> list[str]:
@@ -246,7 +245,7 @@ def _read(file: Path, root: Path, declared: _Declared) -> list[str]:
 @functools.cache
 def _tree(root: Path) -> _Declared:
     """Every package the dune-project and opam files under `root` declare."""
-    declared = _Declared({}, {}, frozenset())
+    declared = _Declared({}, {})
     for here, dirs, files in os.walk(root):
         dirs.sort()
         dirs[:] = [d for d in dirs if not d.startswith((".", "_build", "_opam"))]
@@ -272,7 +271,7 @@ def constraints(directory: Path) -> list[Constraint]:
     project = _project(directory, root)
     if project is None:
         return []
-    own = _Declared({}, {}, frozenset())
+    own = _Declared({}, {})
     files = [*sorted(project.glob("*.opam")), project / "dune-project"]
     names = [n for f in files if f.is_file() for n in _read(f, root, own)]
     declared = _tree(root)
