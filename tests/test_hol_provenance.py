@@ -201,9 +201,46 @@ def test_replay_is_a_checker_option() -> None:
 # --- the replay on its own: step records written by hand ------------------------------------
 
 
-def replay(proc: WarmProcess, steps: str) -> str:
+# The stream's record kinds (proofeval_replay.ml), by the names these tests write them with.
+KINDS = {"Y V": "Y", "Y A": "K", "M V": "V", "M C": "C", "M A": "A", "M L": "L", "F": "F", "G": "G",
+         "END": "E"}  # fmt: skip
+RULES = {"REFL": "r", "TRANS": "t", "MK_COMB": "m", "ABS": "a", "BETA": "b", "ASSUME": "s",
+         "EQ_MP": "e", "DEDUCT": "d", "INST": "i", "INST_TYPE": "j", "DEF": "D", "TYDEF": "P",
+         "OLD": "O", "AXIOM": "X", "FORGED": "Z"}  # fmt: skip
+NAMED = {"Y V": 1, "Y A": 1, "M V": 1, "M C": 1, "T TYDEF": 3}  # how many hex names follow
+
+
+def leb128(n: int) -> bytes:
+    out = bytearray()
+    while n >= 128:
+        out.append(n & 127 | 128)
+        n >>= 7
+    return bytes([*out, n])
+
+
+def encode(steps: str | bytes) -> bytes:
+    """The stream a writer would send for records written one a line, as the replay's
+    comment shows them (`T 3 ASSUME 2`, names in hex); bytes are sent as they are."""
+    if isinstance(steps, bytes):
+        return steps
+    out = bytearray()
+    for line in steps.splitlines():
+        kind, slot, *rest = line.split(" ")
+        if kind in ("Y", "M", "T"):
+            kind, rest = f"{kind} {rest[0]}", rest[1:]
+        code = RULES[kind[2:]] if kind.startswith("T ") else KINDS[kind]
+        names = NAMED.get(kind, 0)
+        out += code.encode() + leb128(int(slot))
+        for word in rest[:names]:
+            out += leb128(len(word) // 2) + bytes.fromhex(word)
+        for word in rest[names:]:
+            out += leb128(int(word))
+    return bytes(out)
+
+
+def replay(proc: WarmProcess, steps: str | bytes) -> str:
     """What the replay makes of `steps`: the theorem it rebuilt, or why it refused."""
-    text = steps.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    text = "".join(f"\\{b:03d}" for b in encode(steps))
     expr = (
         "(Proofeval_kernel_log.refresh_olds (); "
         f'try let th = Proofeval_replay.replay "{text}" in '
@@ -240,8 +277,17 @@ P = BOOL + f"M 2 V {hexname('p')} 1\n"
         (P + "T 3 ASSUME 2\nT 4 DEDUCT 3 3\nEND 4\n", "|-p <=> p"),
         (P + "T 3 ASSUME 2\nT 4 REFL 2\nT 5 EQ_MP 4 3\nEND 5\n", "p|-p"),
         (P + "T 3 ASSUME 2\nT 4 EQ_MP 3 3\nEND 4\n", "refused: record 4: EQ_MP"),
-        (P + "T 3 ASSUME 2\nEND +3\n", "refused: record 4: not a record number: +3"),
-        (P + "T 3 REFL 2 2\nEND 3\n", "refused: record 3: malformed REFL record"),
+        # the stream's own shape: a kind no writer sends, a number or a name too long, a cut
+        (
+            encode(P + "T 3 ASSUME 2\n") + b"E" + b"\xff" * 8 + b"\x01",
+            "refused: record 4: a number too long",
+        ),
+        (
+            encode(P + "T 3 REFL 2\n") + b"\x02" + leb128(3),
+            "refused: record 4: unknown record '\\002'",
+        ),
+        (encode(BOOL) + b"V\x02" + leb128(2**24 + 1) + b"p", "refused: record 2: a name too long"),
+        (encode(P) + b"s\x03", "refused: no END record"),
         (P + "T 3 ASSUME 2\nT 4 REFL 2\nF 4\nEND 3\n", "p|-p"),
         (P + "T 3 ASSUME 2\nF 3\nEND 3\n", "refused: record 5: no earlier theorem 3"),
         (P + "T 3 ASSUME 2\nF 3\nF 3\nEND 3\n", "refused: record 5: no earlier theorem 3"),

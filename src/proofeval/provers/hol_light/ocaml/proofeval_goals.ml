@@ -50,8 +50,36 @@ module Proofeval_goals = struct
 
   let show (gs : sgoal list) = List.map show_goal gs
 
-  let hex = Proofeval_replay.hex
-  let unhex = Proofeval_replay.unhex
+  let hex_digits = "0123456789abcdef"
+
+  let hex s =
+    String.init (2 * String.length s) (fun i ->
+      let c = Char.code s.[i / 2] in
+      hex_digits.[if i mod 2 = 0 then c lsr 4 else c land 15])
+
+  let unhex s =
+    let n = String.length s in
+    if n mod 2 <> 0 then failwith "odd hex" else
+    String.init (n / 2) (fun i -> Char.chr (int_of_string ("0x" ^ String.sub s (2 * i) 2)))
+
+  (* A decimal number as the writer writes it: digits, no sign, no leading zero. *)
+  let natural s =
+    let n = String.length s in
+    if n = 0 || n > 18 || (n > 1 && s.[0] = '0') then None else
+    let rec go i acc =
+      if i = n then Some acc
+      else match s.[i] with
+        | '0' .. '9' as c -> go (i + 1) (10 * acc + Char.code c - 48)
+        | _ -> None in
+    go 0 0
+
+  let number s =
+    match natural s with
+    | Some n when n > 0 -> n
+    | _ -> failwith ("not a record number: " ^ s)
+
+  let count_of s =
+    match natural s with Some n -> n | None -> failwith ("not a count: " ^ s)
 
   (* One record: words separated by spaces, a line each. *)
   let put out words =
@@ -59,7 +87,7 @@ module Proofeval_goals = struct
     Buffer.add_char out '\n'
 
   let get table what s =
-    try Hashtbl.find table (Proofeval_replay.number s)
+    try Hashtbl.find table (number s)
     with Not_found -> failwith ("no earlier " ^ what ^ " " ^ s)
 
   (* ---- in the child: the goals as records ---- *)
@@ -102,8 +130,7 @@ module Proofeval_goals = struct
 
   let decode (text : string) : sgoal list =
     let tys = Hashtbl.create 64 and tms = Hashtbl.create 1024 and goals = ref [] in
-    let number = Proofeval_replay.number and count = Proofeval_replay.count in
-    let fresh table n v =
+        let fresh table n v =
       let i = number n in
       if Hashtbl.mem table i then failwith ("record " ^ n ^ " twice") else Hashtbl.add table i v in
     let ty = get tys "type" and tm = get tms "term" in
@@ -120,13 +147,13 @@ module Proofeval_goals = struct
     let record line =
       match String.split_on_char ' ' line with
       | [ "Y"; n; "V"; name ] -> fresh tys n (mk_vartype (unhex name))
-      | "Y" :: n :: "A" :: name :: k :: args when List.length args = count k ->
+      | "Y" :: n :: "A" :: name :: k :: args when List.length args = count_of k ->
           fresh tys n (mk_type (unhex name, List.map ty args))
       | [ "M"; n; "V"; name; y ] -> fresh tms n (mk_var (unhex name, ty y))
       | [ "M"; n; "C"; name; y ] -> fresh tms n (constant name y)
       | [ "M"; n; "A"; f; x ] -> fresh tms n (mk_comb (tm f, tm x))
       | [ "M"; n; "L"; v; b ] -> fresh tms n (mk_abs (tm v, tm b))
-      | "G" :: k :: rest when List.length rest = 2 * count k + 1 -> goals := hyps rest :: !goals
+      | "G" :: k :: rest when List.length rest = 2 * count_of k + 1 -> goals := hyps rest :: !goals
       | _ -> failwith "malformed record" in
     let lines = String.split_on_char '\n' text in
     List.iteri

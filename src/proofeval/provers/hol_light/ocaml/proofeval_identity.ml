@@ -9,11 +9,14 @@
    hashing on theorems read that int, never a derivation.
 
    In an attempt's child, each step is written as the kernel makes it, into a numbered
-   slot; when the collector drops a theorem (or a term the stream named), a finaliser
-   notes its slot, and after the next theorem's record an [F n] (theorem) or [G n]
-   (term) record tells the sibling to forget it; the slot is then free for a later
-   record. So the child keeps a number per live theorem, not a derivation, and the
-   sibling holds what the child's live theorems and terms need.
+   slot. Slots are freed without a finaliser (a closure per value, promoted at the next
+   minor collection: the costliest part of the log when it had one): a theorem's slot is
+   watched in a weak array, swept now and then for the dead, each written as [F n]; a
+   term's slot lives as long as the term stays in the cache below, which is the only way
+   the child names it again, and an evicted term is written as [G n]. Either record goes
+   after the next theorem's record, and the slot is then free for a later record. So the
+   child keeps a number per live theorem, not a derivation, and the sibling holds what
+   the child's live theorems and cached terms need.
 
    Nothing here trusts a value to have the shape it should: a value that only looks
    like a theorem (made with Obj.magic, or rewritten in place) carries no number.
@@ -57,17 +60,21 @@ let send () =
   | Some oc -> Buffer.output_buffer oc out; Buffer.clear out
   | None -> Buffer.clear out
 
-(* A number, in decimal, without allocating. *)
-let rec add_int n =
-  if n >= 10 then add_int (n / 10);
-  Buffer.add_char out (Char.unsafe_chr (48 + n mod 10))
+(* A number, as LEB128: seven bits a byte, low first, the high bit set on all but the
+   last. Never negative. *)
+let rec add_num n =
+  if n < 128 then Buffer.add_char out (Char.unsafe_chr n)
+  else begin
+    Buffer.add_char out (Char.unsafe_chr (n land 127 lor 128));
+    add_num (n lsr 7)
+  end
 
-(* One record: its kind, its slot, then words and numbers separated by spaces. *)
-let put kind slot words ints =
-  Buffer.add_string out kind; Buffer.add_char out ' '; add_int slot;
-  List.iter (fun w -> Buffer.add_char out ' '; Buffer.add_string out w) words;
-  List.iter (fun n -> Buffer.add_char out ' '; add_int n) ints;
-  Buffer.add_char out '\n'
+(* One record: its kind (a byte, see proofeval_replay.ml), its slot, then its names (each
+   its length, then its bytes) and its numbers. *)
+let put (kind : char) slot names nums =
+  Buffer.add_char out kind; add_num slot;
+  List.iter (fun s -> add_num (String.length s); Buffer.add_string out s) names;
+  List.iter add_num nums
 
 (* Slots: the highest used, and those freed (written as freed) for reuse. *)
 let high = ref 0
@@ -78,40 +85,89 @@ let take () =
   | n :: rest -> free_slots := rest; n
   | [] -> incr high; !high
 
-(* Slots whose value the collector dropped: theorems positive, terms negative. A
-   finaliser only conses here (finalisers may run inside any allocation, in the middle
-   of a record); [release] writes them, between records. *)
+(* Slots no longer named: theorems positive, terms negative, written (by [release])
+   only between records, since a record being made may still name them. *)
 let dropped : int list ref = ref []
 
 let drop n = dropped := n :: !dropped
 
-(* Only after a theorem's record: every record naming a dropped slot is then written
-   (a premise or term argument may die while its user's record is being made). *)
-let rec release () =
+(* Theorem slots, watched: a weak array per [chunk] slots. *)
+let chunk_bits = 16
+let chunk = 1 lsl chunk_bits
+let watched : Obj.t Weak.t array ref = ref [||]
+
+let dead n = not (Weak.check !watched.(n lsr chunk_bits) (n land (chunk - 1)))
+
+(* The slots of the theorems made since the last sweep ("young"), of those that were
+   alive at the last sweep ("middle": a theorem dead since its last minor collection only
+   shows as dead after the next one, so each gets a second look) and of the older ones
+   still alive then. Most theorems die young: young and middle are swept every
+   [young_size] theorems; the old when they have doubled since their last sweep. So a
+   sweep costs O(1) a theorem, and the sibling holds at most twice the child's live
+   theorems and [2 * young_size] more. *)
+let young_size = 8192
+let young = Array.make young_size 0
+let young_count = ref 0
+let middle = Array.make young_size 0
+let middle_count = ref 0
+let old = ref (Array.make young_size 0)
+let old_count = ref 0
+let old_swept = ref 0
+
+let keep_old n =
+  if !old_count = Array.length !old then begin
+    let bigger = Array.make (2 * !old_count) 0 in
+    Array.blit !old 0 bigger 0 !old_count; old := bigger
+  end;
+  !old.(!old_count) <- n; incr old_count
+
+let sweep_old () =
+  let l = !old_count in
+  old_count := 0;
+  for i = 0 to l - 1 do
+    let n = !old.(i) in if dead n then drop n else keep_old n
+  done;
+  old_swept := !old_count
+
+let sweep_young () =
+  for i = 0 to !middle_count - 1 do
+    let n = middle.(i) in if dead n then drop n else keep_old n
+  done;
+  middle_count := 0;
+  for i = 0 to young_size - 1 do
+    let n = young.(i) in
+    if dead n then drop n else (middle.(!middle_count) <- n; incr middle_count)
+  done;
+  young_count := 0;
+  if !old_count > 2 * max young_size !old_swept then sweep_old ()
+
+let watch_theorem (th : 'thm) (n : int) =
+  let c = n lsr chunk_bits in
+  if c >= Array.length !watched then
+    watched := Array.append !watched (Array.init (c + 1 - Array.length !watched) (fun _ -> Weak.create chunk));
+  Weak.set !watched.(c) (n land (chunk - 1)) (Some (Obj.repr th));
+  if !young_count = young_size then sweep_young ();
+  young.(!young_count) <- n; incr young_count
+
+(* Only after a theorem's record (a premise or term argument may be dropped while its
+   user's record is being made). *)
+let release () =
   let l = !dropped in
   dropped := [];
-  if l <> [] then begin
-    List.iter
-      (fun n ->
-        if n > 0 then (put "F" n [] []; free_slots := n :: !free_slots)
-        else (put "G" (-n) [] []; free_slots := (-n) :: !free_slots))
-      l;
-    release ()
-  end
+  List.iter
+    (fun n ->
+      if n > 0 then (put 'F' n [] []; free_slots := n :: !free_slots)
+      else (put 'G' (-n) [] []; free_slots := (-n) :: !free_slots))
+    l
 
 let finish_record () =
   release ();
   if Buffer.length out >= flush_at then send ()
 
-let watch_theorem (th : 'thm) (n : int) = Gc.finalise_last (fun () -> drop n) th
-
-(* A term in static data (a constant of compiled code) is never collected. *)
-let watch_term (t : 'term) (n : int) =
-  try Gc.finalise_last (fun () -> drop (-n)) t with Invalid_argument _ -> ()
-
 (* Terms already written, found by identity: a direct-mapped cache indexed by address.
    An entry holds its term, so a cached term is alive and its slot still valid; a term
-   that moved (the minor heap, compaction) is only missed and written again. *)
+   that moved (the minor heap, compaction) is only missed and written again. A term
+   pushed out of the cache is never named again: its slot is dropped. *)
 let cache_bits = 16
 let cache_keys : Obj.t array = Array.make (1 lsl cache_bits) (Obj.repr 0)
 let cache_slots = Array.make (1 lsl cache_bits) 0
@@ -123,8 +179,11 @@ let cached (t : 'term) =
   let i = index t in
   if cache_keys.(i) == Obj.repr t then cache_slots.(i) else 0
 
+(* [n] is -1 while [t]'s parts are being written (a term that contains itself). *)
 let remember (t : 'term) n =
   let i = index t in
+  let evicted = cache_slots.(i) in
+  if evicted > 0 && cache_keys.(i) != Obj.repr t then drop (-evicted);
   cache_keys.(i) <- Obj.repr t;
   cache_slots.(i) <- n
 
@@ -137,6 +196,6 @@ let start oc die =
 
 (* The last record; nothing is released after it. *)
 let finish root =
-  put "END" root [] [];
+  put 'E' root [] [];
   send ();
   match !channel with Some oc -> flush oc | None -> ()

@@ -68,13 +68,6 @@ module Proofeval_kernel_log = struct
 
   (* ---- the steps, written as the kernel makes them (see proofeval_identity.ml) ---- *)
 
-  let hex_digits = "0123456789abcdef"
-
-  let hex s =
-    String.init (2 * String.length s) (fun i ->
-      let c = Char.code s.[i / 2] in
-      hex_digits.[if i mod 2 = 0 then c lsr 4 else c land 15])
-
   (* A record of its own slot. *)
   let record kind words ints = let n = Identity.take () in Identity.put kind n words ints; n
 
@@ -91,11 +84,11 @@ module Proofeval_kernel_log = struct
   let rec ty t =
     try Types.find types t with Not_found ->
       let i =
-        if is_vartype t then record "Y" ["V"; hex (dest_vartype t)] []
+        if is_vartype t then record 'Y' [dest_vartype t] []
         else
           let name, args = dest_type t in
           let ids = List.map ty args in
-          record "Y" ["A"; hex name] (List.length ids :: ids) in
+          record 'K' [name] (List.length ids :: ids) in
       Types.add types t i; i
 
   (* A term made to contain itself has no end: one found inside itself (marked -1 in the
@@ -112,19 +105,18 @@ module Proofeval_kernel_log = struct
       let () = Identity.remember t (-1) in
       let i =
         if is_var t then
-          let n, y = dest_var t in let yi = ty y in record "M" ["V"; hex n] [yi]
+          let n, y = dest_var t in let yi = ty y in record 'V' [n] [yi]
         else if is_const t then
-          let n, y = dest_const t in let yi = ty y in record "M" ["C"; hex n] [yi]
+          let n, y = dest_const t in let yi = ty y in record 'C' [n] [yi]
         else if is_comb t then
           let f, x = dest_comb t in
           let fi = tm_at (depth + 1) f in let xi = tm_at (depth + 1) x in
-          record "M" ["A"] [fi; xi]
+          record 'A' [] [fi; xi]
         else
           let v, b = dest_abs t in
           let vi = tm_at (depth + 1) v in let bi = tm_at (depth + 1) b in
-          record "M" ["L"] [vi; bi] in
+          record 'L' [] [vi; bi] in
       Identity.remember t i;
-      Identity.watch_term t i;
       i
 
   let tm t = tm_at 0 t
@@ -139,14 +131,14 @@ module Proofeval_kernel_log = struct
     | Some n when n > 0 -> n
     | Some n when n < 0 -> (
         try Hashtbl.find old_slots (-n) with Not_found ->
-          let k = record "T" ["OLD"] [-n] in Hashtbl.add old_slots (-n) k; k)
-    | _ -> record "T" ["FORGED"] []
+          let k = record 'O' [] [-n] in Hashtbl.add old_slots (-n) k; k)
+    | _ -> record 'Z' [] []
 
   (* [th], just made by the kernel, written as [rule] of [args] (the premises' and
      terms' slots, each already written), and numbered. *)
   let made th rule args =
     let n = Identity.take () in
-    Identity.put "T" n [rule] args;
+    Identity.put rule n [] args;
     Identity.carry th n;
     Identity.watch_theorem th n;
     Identity.finish_record ()
@@ -172,28 +164,28 @@ module Proofeval_kernel_log = struct
     List.length theta :: List.concat_map (fun (a, b) -> let x = f a in let y = f b in [x; y]) theta
 
   let refl t =
-    log (Hol.REFL t) (fun th -> let ti = tm t in made th "REFL" [ti])
+    log (Hol.REFL t) (fun th -> let ti = tm t in made th 'r' [ti])
   let trans a b =
-    log (Hol.TRANS a b) (fun th -> let ia = slot a in let ib = slot b in made th "TRANS" [ia; ib])
+    log (Hol.TRANS a b) (fun th -> let ia = slot a in let ib = slot b in made th 't' [ia; ib])
   let mk_comb (a, b) =
-    log (Hol.MK_COMB (a, b)) (fun th -> let ia = slot a in let ib = slot b in made th "MK_COMB" [ia; ib])
+    log (Hol.MK_COMB (a, b)) (fun th -> let ia = slot a in let ib = slot b in made th 'm' [ia; ib])
   let abs v a =
-    log (Hol.ABS v a) (fun th -> let vi = tm v in let ia = slot a in made th "ABS" [vi; ia])
-  let beta t = log (Hol.BETA t) (fun th -> let ti = tm t in made th "BETA" [ti])
-  let assume t = log (Hol.ASSUME t) (fun th -> let ti = tm t in made th "ASSUME" [ti])
+    log (Hol.ABS v a) (fun th -> let vi = tm v in let ia = slot a in made th 'a' [vi; ia])
+  let beta t = log (Hol.BETA t) (fun th -> let ti = tm t in made th 'b' [ti])
+  let assume t = log (Hol.ASSUME t) (fun th -> let ti = tm t in made th 's' [ti])
   let eq_mp a b =
-    log (Hol.EQ_MP a b) (fun th -> let ia = slot a in let ib = slot b in made th "EQ_MP" [ia; ib])
+    log (Hol.EQ_MP a b) (fun th -> let ia = slot a in let ib = slot b in made th 'e' [ia; ib])
   let deduct a b =
     log (Hol.DEDUCT_ANTISYM_RULE a b)
-      (fun th -> let ia = slot a in let ib = slot b in made th "DEDUCT" [ia; ib])
+      (fun th -> let ia = slot a in let ib = slot b in made th 'd' [ia; ib])
   let inst theta a =
-    log (Hol.INST theta a) (fun th -> let ia = slot a in let p = pairs tm theta in made th "INST" (ia :: p))
+    log (Hol.INST theta a) (fun th -> let ia = slot a in let p = pairs tm theta in made th 'i' (ia :: p))
   let inst_type theta a =
     log (Hol.INST_TYPE theta a)
-      (fun th -> let ia = slot a in let p = pairs ty theta in made th "INST_TYPE" (ia :: p))
-  let new_axiom t = log (Hol.new_axiom t) (fun th -> made th "AXIOM" [])
+      (fun th -> let ia = slot a in let p = pairs ty theta in made th 'j' (ia :: p))
+  let new_axiom t = log (Hol.new_axiom t) (fun th -> made th 'X' [])
   let new_basic_definition t =
-    log (Hol.new_basic_definition t) (fun th -> let ti = tm t in made th "DEF" [ti])
+    log (Hol.new_basic_definition t) (fun th -> let ti = tm t in made th 'D' [ti])
 
   (* Two theorems of one step: both records are written before any slot is released. *)
   let new_basic_type_definition tyname (abs_name, rep_name) a =
@@ -203,7 +195,7 @@ module Proofeval_kernel_log = struct
         let ia = slot a in
         let write th first =
           let n = Identity.take () in
-          Identity.put "T" n ["TYDEF"; hex tyname; hex abs_name; hex rep_name] [ia; first];
+          Identity.put 'P' n [tyname; abs_name; rep_name] [ia; first];
           Identity.carry th n;
           Identity.watch_theorem th n in
         write th1 1; write th2 0;

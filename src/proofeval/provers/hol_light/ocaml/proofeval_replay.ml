@@ -2,68 +2,77 @@
    (proofeval_kernel_log.ml), replayed through the kernel by a clean process as they
    arrive (HOL Light syntax, loaded after hol.ml).
 
-   One record per line, each naming slots that earlier records filled; names in hex:
-     Y n V name | Y n A name k ty1 .. tyk               types
-     M n V name ty | M n C name ty | M n A f x | M n L v body   terms
-     T n RULE args                                      theorems (rules as in fusion.ml)
-     F n | G n                                          theorem n, term n, not used again
-     END n
+   A stream of records, each a kind byte, the slot it fills, then its fields: numbers
+   as LEB128 (seven bits a byte, low first), names as their length then their bytes.
+     Y n name | K n name k ty1 .. tyk                     types
+     V n name ty | C n name ty | A n f x | L n v body      terms
+     r n t (REFL) | t n a b (TRANS) | m n a b (MK_COMB) | a n v a (ABS) | b n t (BETA)
+     s n t (ASSUME) | e n a b (EQ_MP) | d n a b (DEDUCT_ANTISYM_RULE)
+     i n a k t1 v1 .. tk vk (INST) | j n a k ty1 tv1 .. (INST_TYPE)
+     D n t (a definition) | P n tyname abs rep a first (a type definition)
+     O n serial (a theorem from before the attempt) | X n (an axiom) | Z n (forged)
+     F n | G n                                             theorem n, term n, not used again
+     E n                                                   the end: theorem n
    A record fills slot n, which must be empty: never used (at most one above the
    highest used so far) or emptied by F or G. The writer runs in the child and is not
    trusted. The reader trusts nothing it reads: every type, term and theorem is rebuilt
    with the kernel's own constructors and rules, and a theorem from before the attempt
-   is looked up in this process's serial table, never taken from the text. What a slot
+   is looked up in this process's serial table, never taken from the stream. What a slot
    holds was made here, so whichever slot a record names, what it gets is the kernel's
    own: numbering games (freeing early, reusing a slot) can only make a replay fail. *)
 
 module Proofeval_replay = struct
   module Log = Proofeval_kernel_log
 
-  let hex = Log.hex
+  (* The input ended before its E record: the writer died, or stopped. *)
+  exception Incomplete
 
-  let unhex s =
-    let n = String.length s in
-    if n mod 2 <> 0 then failwith "odd hex" else
-    String.init (n / 2) (fun i -> Char.chr (int_of_string ("0x" ^ String.sub s (2 * i) 2)))
+  (* The stream as it arrives: [fill buf] puts the next bytes in [buf] and says how
+     many, 0 at the end. *)
+  type input = { buf : Bytes.t; mutable pos : int; mutable len : int; fill : Bytes.t -> int }
 
-  (* A decimal number as the writer writes it: digits, no sign, no leading zero. *)
-  let natural s =
-    let n = String.length s in
-    if n = 0 || n > 18 || (n > 1 && s.[0] = '0') then None else
-    let rec go i acc =
-      if i = n then Some acc
-      else match s.[i] with
-        | '0' .. '9' as c -> go (i + 1) (10 * acc + Char.code c - 48)
-        | _ -> None in
+  let input fill = { buf = Bytes.create 65536; pos = 0; len = 0; fill }
+
+  let at_end inp =
+    inp.pos >= inp.len && (inp.len <- inp.fill inp.buf; inp.pos <- 0; inp.len = 0)
+
+  let byte inp =
+    if at_end inp then raise Incomplete else
+    let c = Bytes.unsafe_get inp.buf inp.pos in
+    inp.pos <- inp.pos + 1; Char.code c
+
+  (* At most 8 bytes: 56 bits, far above any slot or count. *)
+  let num inp =
+    let rec go shift acc =
+      if shift > 49 then failwith "a number too long" else
+      let b = byte inp in
+      let acc = acc lor ((b land 127) lsl shift) in
+      if b < 128 then acc else go (shift + 7) acc in
     go 0 0
 
-  let number s =
-    match natural s with
-    | Some n when n > 0 -> n
-    | _ -> failwith ("not a record number: " ^ s)
+  let longest_name = 1 lsl 24
 
-  let count s =
-    match natural s with Some n -> n | None -> failwith ("not a count: " ^ s)
-
-  let rec pairs_of f g = function
-    | [] -> []
-    | a :: b :: rest -> (f a, g b) :: pairs_of f g rest
-    | _ -> failwith "odd instantiation"
+  let name inp =
+    let n = num inp in
+    if n > longest_name then failwith "a name too long" else
+    let s = Bytes.create n in
+    let rec copy i =
+      if i < n then begin
+        if at_end inp then raise Incomplete;
+        let k = min (n - i) (inp.len - inp.pos) in
+        Bytes.blit inp.buf inp.pos s i k; inp.pos <- inp.pos + k; copy (i + k)
+      end in
+    copy 0; Bytes.unsafe_to_string s
 
   (* What a slot holds. *)
   type made = Nothing | Ty of hol_type | Tm of term | Th of thm
 
-  (* The input ended before its END record: the writer died, or stopped. *)
-  exception Incomplete
-
-  (* [next ()] is the next line, None at the end of the input. *)
-  let replay_lines (next : unit -> string option) : thm =
+  let replay_input (inp : input) : thm =
     let made = ref (Array.make 4096 Nothing) and last = ref 0 in
     let tydefs = Hashtbl.create 1 and result = ref None in
-    let fresh n v =
-      let i = number n in
-      if i > !last + 1 then failwith ("record " ^ n ^ " out of order")
-      else if i <= !last && !made.(i) != Nothing then failwith ("record " ^ n ^ " twice")
+    let fresh i v =
+      if i < 1 || i > !last + 1 then failwith (Printf.sprintf "record %d out of order" i)
+      else if i <= !last && !made.(i) != Nothing then failwith (Printf.sprintf "record %d twice" i)
       else begin
         if i >= Array.length !made then begin
           let bigger = Array.make (2 * i) Nothing in
@@ -72,94 +81,105 @@ module Proofeval_replay = struct
         end;
         !made.(i) <- v; if i > !last then last := i
       end in
-    let get s = let i = number s in if i <= !last then !made.(i) else Nothing in
-    let ty s = match get s with Ty y -> y | _ -> failwith ("no earlier type " ^ s) in
-    let tm s = match get s with Tm t -> t | _ -> failwith ("no earlier term " ^ s) in
-    let th s = match get s with Th t -> t | _ -> failwith ("no earlier theorem " ^ s) in
+    let get i = if i >= 1 && i <= !last then !made.(i) else Nothing in
+    let ty () = let i = num inp in
+      match get i with Ty y -> y | _ -> failwith (Printf.sprintf "no earlier type %d" i) in
+    let tm () = let i = num inp in
+      match get i with Tm t -> t | _ -> failwith (Printf.sprintf "no earlier term %d" i) in
+    let th () = let i = num inp in
+      match get i with Th t -> t | _ -> failwith (Printf.sprintf "no earlier theorem %d" i) in
+    let two f = let a = f () in let b = f () in (a, b) in
     (* mk_mconst searches the list of all constants: once per name and type is enough *)
     let constants = Hashtbl.create 256 in
     let constant name y =
       try Hashtbl.find constants (name, y) with Not_found ->
-        let c = mk_mconst (unhex name, ty y) in Hashtbl.add constants (name, y) c; c in
-    let rule = function
-      | ["OLD"; s] -> (
-          try Hashtbl.find Log.olds (number s)
-          with Not_found -> failwith ("no theorem " ^ s ^ " before the attempt"))
-      | ["REFL"; t] -> Hol.REFL (tm t)
-      | ["TRANS"; a; b] -> Hol.TRANS (th a) (th b)
-      | ["MK_COMB"; a; b] -> Hol.MK_COMB (th a, th b)
-      | ["ABS"; v; a] -> Hol.ABS (tm v) (th a)
-      | ["BETA"; t] -> Hol.BETA (tm t)
-      | ["ASSUME"; t] -> Hol.ASSUME (tm t)
-      | ["EQ_MP"; a; b] -> Hol.EQ_MP (th a) (th b)
-      | ["DEDUCT"; a; b] -> Hol.DEDUCT_ANTISYM_RULE (th a) (th b)
-      | "INST" :: a :: k :: rest when List.length rest = 2 * count k ->
-          Hol.INST (pairs_of tm tm rest) (th a)
-      | "INST_TYPE" :: a :: k :: rest when List.length rest = 2 * count k ->
-          Hol.INST_TYPE (pairs_of ty ty rest) (th a)
-      | ["DEF"; t] -> Hol.new_basic_definition (tm t)
-      | ["TYDEF"; name; abs; rep; a; first] ->
-          let key = (name, abs, rep, a) in
-          let pair =
-            try Hashtbl.find tydefs key with Not_found ->
-              let p = Hol.new_basic_type_definition (unhex name) (unhex abs, unhex rep) (th a) in
-              Hashtbl.add tydefs key p; p in
-          if first = "1" then fst pair else if first = "0" then snd pair else failwith "bad TYDEF"
-      | ["AXIOM"] -> failwith "the proof adds an axiom"
-      | ["FORGED"] -> failwith "a theorem that the kernel did not make"
-      | r :: _ -> failwith ("malformed " ^ r ^ " record")
-      | [] -> failwith "empty record" in
-    let record line =
+        let c = mk_mconst (name, y) in Hashtbl.add constants (name, y) c; c in
+    let tydef () =
+      let tyname = name inp in let abs = name inp in let rep = name inp in
+      let a = th () in let first = num inp in
+      let key = (tyname, abs, rep, a) in
+      let pair =
+        try Hashtbl.find tydefs key with Not_found ->
+          let p = Hol.new_basic_type_definition tyname (abs, rep) a in
+          Hashtbl.add tydefs key p; p in
+      if first = 1 then fst pair else if first = 0 then snd pair else failwith "bad TYDEF" in
+    let theorem = function
+      | 'O' -> (let s = num inp in
+          try Hashtbl.find Log.olds s
+          with Not_found -> failwith (Printf.sprintf "no theorem %d before the attempt" s))
+      | 'r' -> Hol.REFL (tm ())
+      | 't' -> let a, b = two th in Hol.TRANS a b
+      | 'm' -> Hol.MK_COMB (two th)
+      | 'a' -> let v = tm () in Hol.ABS v (th ())
+      | 'b' -> Hol.BETA (tm ())
+      | 's' -> Hol.ASSUME (tm ())
+      | 'e' -> let a, b = two th in Hol.EQ_MP a b
+      | 'd' -> let a, b = two th in Hol.DEDUCT_ANTISYM_RULE a b
+      | 'i' -> let a = th () in let k = num inp in Hol.INST (List.init k (fun _ -> two tm)) a
+      | 'j' -> let a = th () in let k = num inp in Hol.INST_TYPE (List.init k (fun _ -> two ty)) a
+      | 'D' -> Hol.new_basic_definition (tm ())
+      | 'P' -> tydef ()
+      | 'X' -> failwith "the proof adds an axiom"
+      | 'Z' -> failwith "a theorem that the kernel did not make"
+      | c -> failwith (Printf.sprintf "unknown record %C" c) in
+    let free i theorem =
+      (match get i with
+       | Th _ when theorem -> ()
+       | Tm _ when not theorem -> ()
+       | _ -> failwith (Printf.sprintf "no earlier %s %d" (if theorem then "theorem" else "term") i));
+      !made.(i) <- Nothing in
+    let record () =
+      let kind = Char.chr (byte inp) in
       if !result != None then failwith "records after END" else
-      match String.split_on_char ' ' line with
-      | ["Y"; n; "V"; name] -> fresh n (Ty (mk_vartype (unhex name)))
-      | "Y" :: n :: "A" :: name :: k :: args when List.length args = count k ->
-          fresh n (Ty (mk_type (unhex name, List.map ty args)))
-      | ["M"; n; "V"; name; y] -> fresh n (Tm (mk_var (unhex name, ty y)))
-      | ["M"; n; "C"; name; y] -> fresh n (Tm (constant name y))
-      | ["M"; n; "A"; f; x] -> fresh n (Tm (mk_comb (tm f, tm x)))
-      | ["M"; n; "L"; v; b] -> fresh n (Tm (mk_abs (tm v, tm b)))
-      | "T" :: n :: r -> fresh n (Th (rule r))
-      | ["F"; a] -> ignore (th a); !made.(number a) <- Nothing
-      | ["G"; a] -> ignore (tm a); !made.(number a) <- Nothing
-      | ["END"; a] -> result := Some (th a)
-      | _ -> failwith "malformed record" in
-    let rec lines k =
-      match next () with
-      | None -> ()
-      | Some line ->
-          (try record line with Failure why | Invalid_argument why ->
-             failwith (Printf.sprintf "record %d: %s" k why));
-          lines (k + 1) in
-    lines 1;
+      let n = num inp in
+      match kind with
+      | 'Y' -> fresh n (Ty (mk_vartype (name inp)))
+      | 'K' -> let s = name inp in let k = num inp in
+          fresh n (Ty (mk_type (s, List.init k (fun _ -> ty ()))))
+      | 'V' -> let s = name inp in fresh n (Tm (mk_var (s, ty ())))
+      | 'C' -> let s = name inp in fresh n (Tm (constant s (ty ())))
+      | 'A' -> fresh n (Tm (mk_comb (two tm)))
+      | 'L' -> fresh n (Tm (mk_abs (two tm)))
+      | 'F' -> free n true
+      | 'G' -> free n false
+      | 'E' -> (match get n with
+          | Th t -> result := Some t
+          | _ -> failwith (Printf.sprintf "no earlier theorem %d" n))
+      | c -> fresh n (Th (theorem c)) in
+    let rec records k =
+      if not (at_end inp) then begin
+        (try record () with Failure why | Invalid_argument why ->
+           failwith (Printf.sprintf "record %d: %s" k why));
+        records (k + 1)
+      end in
+    records 1;
     match !result with Some t -> t | None -> raise Incomplete
 
-  (* Steps given whole, as text (the tests write them by hand). *)
-  let replay (text : string) : thm =
-    let n = String.length text and start = ref 0 in
-    let next () =
-      if !start >= n then None
-      else
-        let stop = match String.index_from_opt text !start '\n' with Some i -> i | None -> n in
-        let line = String.sub text !start (stop - !start) in
-        start := stop + 1; Some line in
-    try replay_lines next with Incomplete -> failwith "no END record"
+  (* Steps given whole (the tests write them by hand). *)
+  let replay (steps : string) : thm =
+    let given = ref false in
+    let fill buf =
+      if !given then 0 else begin
+        given := true;
+        if String.length steps > Bytes.length buf then failwith "steps too long to be given whole";
+        Bytes.blit_string steps 0 buf 0 (String.length steps); String.length steps
+      end in
+    try replay_input (input fill) with Incomplete -> failwith "no END record"
 
   (* Steps read as they come, from the attempt's child: nothing but the records being
      replayed and what the live slots hold is kept. Incomplete when the input ends
      before END. Refused steps are read on to their end, so that the child, writing
      beside its proof, is not stopped (its verdict decides whether the refusal counts). *)
   let replay_from (ic : in_channel) : thm =
-    (* The sibling allocates a line, its fields and their results per record, beside the
+    (* The sibling allocates what each record makes, beside the
        context's whole heap (hundreds of MiB for s2n-bignum) that every major cycle marks:
        a larger minor heap and overhead make fewer cycles. *)
     Gc.set { (Gc.get ()) with Gc.minor_heap_size = 1 lsl 20; Gc.space_overhead = 200 };
-    try replay_lines (fun () -> try Some (input_line ic) with End_of_file -> None)
-    with
+    let inp = input (fun buf -> Stdlib.input ic buf 0 (Bytes.length buf)) in
+    try replay_input inp with
     | Incomplete -> raise Incomplete
     | e ->
-      let buf = Bytes.create 65536 in
-      let rec drain () = if input ic buf 0 65536 > 0 then drain () in
+      let rec drain () = if not (at_end inp) then (inp.pos <- inp.len; drain ()) in
       (try drain () with _ -> ());
       raise e
 end;;
