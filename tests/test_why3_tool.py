@@ -103,6 +103,52 @@ def test_the_tools_prover_calls_agree_with_why3_prove() -> None:
     assert 0 < sum(valid for _, valid in direct) < len(direct)  # both answers occur
 
 
+DETECTED = """[main]
+magic = 14
+
+[partial_prover]
+name = "CVC5"
+path = "/usr/bin/cvc5"
+version = "1.1.2"
+
+[partial_prover]
+name = "Eprover"
+path = "/usr/bin/eprover"
+version = "{e}"
+"""
+
+
+def test_e_3_is_declared_with_auto_in_place_of_the_detected_one() -> None:
+    text = why3_tool._declared(DETECTED.format(e="3.2.5"), "1.1.2", "3.2.5")
+    assert text.count('name = "Eprover"') == 1 and "/usr/bin/eprover" not in text
+    assert "eprover -s -R --auto --cpu-limit=%t --tstp-in %f" in text
+    assert text.count('name = "CVC5"') == 1  # detected: not declared again
+    assert text.startswith("[main]\nmagic = 14\n\n") and "\n\n\n" not in text
+
+
+def test_an_e_why3_knows_and_a_missing_cvc5_are_left_to_why3_and_declared() -> None:
+    detected = DETECTED.format(e="2.6").replace('name = "CVC5"', 'name = "Other"')
+    text = why3_tool._declared(detected, "1.0.3", "2.6")
+    assert text.startswith(detected.rstrip("\n") + '\n\n[prover]\nname = "CVC5"')
+    assert "--auto" not in text
+    assert why3_tool._declared(detected, "", "") == detected
+
+
+@needs_why3
+def test_every_installed_prover_closes_a_trivial_goal(tmp_path: Path) -> None:
+    """On Debian 13, Why3 1.8 ran E 3 with an option E 3 refuses: every call failed."""
+    source = tmp_path / "trivial.mlw"
+    source.write_text(
+        "module M\n  type t\n  predicate p t\n  predicate q t\n"
+        "  goal g: forall x: t. p x -> (q x \\/ p x)\nend\n"
+    )
+    provers = why3_tool.installed_provers()
+    assert {"CVC4", "Z3", "Eprover"} <= set(provers)  # make install's
+    for prover in provers:
+        [result] = why3_tool.prove(source, False, 10, "flat", [prover])
+        assert (result.valid, result.provers) == (True, prover)
+
+
 @needs_why3
 def test_cvc5_is_configured_once() -> None:
     """Why3 1.5 does not detect cvc5 (proofeval declares it); 1.8 does (declared once)."""

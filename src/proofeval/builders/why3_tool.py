@@ -28,6 +28,13 @@ version = "{version}"
 command = "cvc5 --tlimit=%t000 --lang=smt2 %f"
 driver = "cvc4_16"
 """
+E3_SECTION = """
+[prover]
+name = "Eprover"
+version = "{version}"
+command = "eprover -s -R --auto --cpu-limit=%t --tstp-in %f"
+driver = "eprover"
+"""
 # Why3 names the provers it detects so; the order is the order of the report's "closed by".
 ATP_NAMES = ("CVC5", "CVC4", "Z3", "Eprover", "Spass")
 
@@ -61,13 +68,13 @@ def coq_library() -> Path:
 
 @functools.cache
 def config() -> Path:
-    """A Why3 configuration of this machine's provers (cached; `why3 config detect`, plus
-    cvc5 when installed and Why3 did not detect it)."""
+    """A Why3 configuration of this machine's provers (cached): `why3 config detect`, with
+    cvc5 and E declared by hand where Why3 would not run them (see _declared)."""
     why3_version()
-    cvc5 = _cvc5_version()
-    # "v2": configurations since cvc5 is declared only where Why3 does not detect it.
-    key = hashlib.sha256(f"v2 {why3_version()} {cvc5} {shutil.which('SPASS')}".encode())
-    path = cache_root() / f"why3-{key.hexdigest()[:16]}.conf"
+    cvc5, eprover = _version("cvc5", r"version (\S+)"), _version("eprover", r"^E (\S+)")
+    # "v2": configurations since cvc5 and E are declared only where Why3 needs it.
+    mark = f"v2 {why3_version()} {cvc5} {eprover} {shutil.which('SPASS')}"
+    path = cache_root() / f"why3-{hashlib.sha256(mark.encode()).hexdigest()[:16]}.conf"
     if path.is_file():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -77,18 +84,31 @@ def config() -> Path:
     )
     if done.returncode != 0 or not scratch.is_file():
         raise CheckerError(f"why3 config detect failed: {done.stderr.strip()[-300:]}")
-    if cvc5 and not re.search(r'^name = "CVC5"$', scratch.read_text(), re.MULTILINE):
-        with scratch.open("a") as out:
-            out.write(CVC5_SECTION.format(version=cvc5))
+    scratch.write_text(_declared(scratch.read_text(), cvc5, eprover))
     scratch.replace(path)
     return path
 
 
-def _cvc5_version() -> str:
-    if shutil.which("cvc5") is None:
+def _declared(detected: str, cvc5: str, eprover: str) -> str:
+    """Why3 1.5 does not detect cvc5 (1.8 does): declared when absent. Why3 runs an E it
+    does not know (3.x, Debian 13's) with `-tAuto`, which E 3 refuses, so every call fails:
+    E 3 is declared with `--auto` instead, in place of the detected section."""
+    sections = detected.strip("\n").split("\n\n")
+    major = re.match(r"\d+", eprover)
+    if major and int(major.group()) >= 3:
+        sections = [s for s in sections if '\nname = "Eprover"\n' not in s]
+        sections.append(E3_SECTION.format(version=eprover).strip("\n"))
+    if cvc5 and not any('\nname = "CVC5"\n' in s for s in sections):
+        sections.append(CVC5_SECTION.format(version=cvc5).strip("\n"))
+    return "\n\n".join(sections).rstrip("\n") + "\n"
+
+
+def _version(program: str, pattern: str) -> str:
+    """`program --version` as `pattern`'s group; "" when it is not installed."""
+    if shutil.which(program) is None:
         return ""
-    done = subprocess.run(["cvc5", "--version"], capture_output=True, text=True)
-    found = re.search(r"version (\S+)", done.stdout)
+    done = subprocess.run([program, "--version"], capture_output=True, text=True)
+    found = re.search(pattern, done.stdout, re.MULTILINE)
     return found.group(1) if found else "unknown"
 
 
