@@ -1,8 +1,9 @@
 (* What why3_tool.ml needs from Why3's API that differs between versions: this is Why3 1.8
    (Debian 13), whose locations span lines (Loc.get gives the end line and column too),
-   whose drivers load through Driver, and whose prover calls take the configuration and a
-   time limit in (float) seconds. why3_tool.py compiles it as Why3_compat, beside the tool;
-   its twin why3_compat_1_5.ml has the same values for Why3 1.5 (Debian 12). *)
+   whose drivers load through Driver, and whose prover calls take the configuration and
+   [resource_limits] with a time in (float) seconds (since 1.6, but named so since 1.8).
+   why3_tool.py compiles it as Why3_compat, beside the tool; its twin why3_compat_1_5.ml
+   has the same values for Why3 1.5 (Debian 12). *)
 
 open Why3
 

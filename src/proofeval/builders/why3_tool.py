@@ -131,9 +131,10 @@ def _why3_major_minor() -> tuple[int, int]:
 
 def compat_variant() -> str:
     """The source of why3_compat.ml for this Why3. Since 1.6 a location spans lines
-    (Loc.get gives its end too) and drivers load through Driver; since 1.8 a prover call
-    takes the configuration and a time limit in float seconds. 1.6 and 1.7 lie between the
-    two and are refused by name rather than by a compiler error."""
+    (Loc.get gives its end too), drivers load through Driver, and a prover call takes the
+    configuration and a time limit in float seconds; 1.8 renamed its limits (`~limits`,
+    `empty_limits`). 1.6 and 1.7 lie between the two variants and are refused by name
+    rather than by a compiler error."""
     version = _why3_major_minor()
     if version >= (1, 8):
         return "why3_compat_1_8.ml"
