@@ -20,6 +20,7 @@ from proofeval.provers.hol_light.server import (
 from proofeval.provers.interface import CheckSettings
 from proofeval.provers.sandbox import bwrap_prefix
 from proofeval.runs.check import CheckOptions, run_check
+from tests.conftest import debian_release
 
 PROOFEVAL = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "proofeval"
 MISSING = "Library/no_such_file.ml"
@@ -107,7 +108,13 @@ def test_command_only_another_ocaml_is_named(tmp_path: Path) -> None:
 
 
 def test_debian_layout_is_recognised() -> None:
-    assert toplevel_command(DEBIAN_HOL_LIGHT) == [str(DEBIAN_HOL_LIGHT / "ocaml")]
+    """Debian 12's package has its own `ocaml` toplevel; Debian 13's (HOL Light 3.0.0) is
+    laid out as a built source tree, run as its `ocaml-hol`."""
+    if debian_release() >= 13:
+        expected = [str(DEBIAN_HOL_LIGHT / "ocaml-hol"), "-I", str(DEBIAN_HOL_LIGHT)]
+    else:
+        expected = [str(DEBIAN_HOL_LIGHT / "ocaml")]
+    assert toplevel_command(DEBIAN_HOL_LIGHT) == expected
 
 
 # --- the sandbox shows DIR even where it mounts a private tmpfs (/var/tmp) --------------------

@@ -19,7 +19,8 @@ import pytest
 
 from proofeval.commands.options import add_checker_options, checker_settings
 from proofeval.model import Stage, Verdict
-from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.hol_light.native import is_hol_light_3
+from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
 from tests.conftest import on_both_paths, with_context
 
 hol_base, core = on_both_paths()  # every test here runs on the bytecode and the native path
@@ -255,6 +256,7 @@ def hexname(s: str) -> str:
 
 
 BOOL = f"Y 1 A {hexname('bool')} 0\n"
+FALSE = "false" if is_hol_light_3(DEBIAN_HOL_LIGHT) else "F"  # HOL Light 3 prints F so
 P = BOOL + f"M 2 V {hexname('p')} 1\n"
 
 
@@ -271,7 +273,7 @@ P = BOOL + f"M 2 V {hexname('p')} 1\n"
         (P + "T 3 ASSUME 2\nEND 3\nT 4 REFL 2\n", "refused: record 5: records after END"),
         (P + "T 3 ASSUME 2\n", "refused: no END record"),
         (P + "M 3 A 2 2\n", "refused: record 3: "),  # p applied to p: mk_comb refuses
-        (BOOL + f"M 2 C {hexname('F')} 1\nT 3 ASSUME 2\nEND 3\n", "F|-F"),
+        (BOOL + f"M 2 C {hexname('F')} 1\nT 3 ASSUME 2\nEND 3\n", f"{FALSE}|-{FALSE}"),
         (BOOL + f"M 2 C {hexname('F')} 2\nEND 3\n", "refused: record 2: no earlier type 2"),
         (f"Y 1 A {hexname('num')} 0\nM 2 C {hexname('F')} 1\n", "refused: record 2: "),
         (P + "T 3 ASSUME 2\nT 4 DEDUCT 3 3\nEND 4\n", "|-p <=> p"),

@@ -1,4 +1,5 @@
-(* proofeval's Why3 program, against Why3's OCaml API (Why3 1.5).
+(* proofeval's Why3 program, against Why3's OCaml API (Why3 1.5 and 1.8: what differs
+   between them is in Why3_compat, why3_compat_1_5.ml or why3_compat_1_8.ml).
 
    One enumeration of a WhyML file's verification conditions serves both commands, so that
    the Coq problems and the automatic provers' results name the same goals:
@@ -28,7 +29,7 @@ let modules env file =
   let mods, _ = Env.read_file Pmodule.mlw_language env file in
   let line m =
     match m.Pmodule.mod_theory.Theory.th_name.Ident.id_loc with
-    | Some loc -> let _, l, c, _ = Loc.get loc in (l, c)
+    | Some loc -> let _, l, c = Why3_compat.start loc in (l, c)
     | None -> (max_int, 0)
   in
   let all = Wstdlib.Mstr.fold (fun _ m acc -> m :: acc) mods [] in
@@ -54,7 +55,7 @@ let vcs env file split =
   List.concat_map of_module (modules env file)
 
 let print_coq main env file outdir split =
-  let driver = Whyconf.load_driver_raw main env "coq" [] in
+  let driver = Why3_compat.coq_driver main env in
   List.iter
     (fun vc ->
       let path = Filename.concat outdir (Printf.sprintf "%d.v" vc.number) in
@@ -79,19 +80,18 @@ let load_prover config main env name =
   match choices with
   | (_, pc) :: _ ->
       let command = Whyconf.get_complete_command pc ~with_steps:false in
-      { name; command; driver = Whyconf.load_driver main env pc }
+      { name; command; driver = Why3_compat.prover_driver main env pc }
   | [] -> die "prover %s: not in Why3's configuration" name
 
 (* All provers on [task] at once, for [seconds]; the first to say Valid, and when, or None
    once all have answered otherwise. The others are interrupted. *)
 let call_all main provers task seconds =
-  let libdir = Whyconf.libdir main and datadir = Whyconf.datadir main in
-  let limit = { Call_provers.empty_limit with limit_time = max 1 seconds; limit_mem = 2000 } in
+  let seconds = max 1 seconds in
   let calls =
     List.map
       (fun p ->
         let call =
-          Driver.prove_task ~command:p.command ~libdir ~datadir ~limit p.driver task
+          Why3_compat.prove_task main ~command:p.command ~seconds ~megabytes:2000 p.driver task
         in
         (call, p.name))
       provers
@@ -113,7 +113,7 @@ let call_all main provers task seconds =
       (Call_provers.get_new_results ~blocking:true)
   done;
   (* Answers of interrupted calls may still come: later waits ignore calls not theirs. *)
-  List.iter (fun (call, _) -> Call_provers.interrupt_call ~libdir call) !pending;
+  List.iter (fun (call, _) -> Why3_compat.interrupt_call main call) !pending;
   !found
 
 (* Whether the strategy closes [task] before [deadline]; the provers that closed its
@@ -198,7 +198,7 @@ let () =
          | _ -> die "usage: tool CONFIG (coq FILE LIBDIR OUTDIR G | atp FILE LIBDIR G BUDGET STRATEGY P...)"
        with
       | Loc.Located (loc, e) ->
-          let f, l, c, _ = Loc.get loc in
+          let f, l, c = Why3_compat.start loc in
           die "%s:%d:%d: %a" f l c Exn_printer.exn_printer e
       | e -> die "%a" Exn_printer.exn_printer e)
   | _ -> die "usage: tool CONFIG (coq FILE LIBDIR OUTDIR G | atp FILE LIBDIR G BUDGET STRATEGY P...)"
