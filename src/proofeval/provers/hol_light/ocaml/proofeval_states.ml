@@ -51,8 +51,11 @@ let collapse_now_and_then () =
    collects there: a collection would promote, and mark and sweep the major heap, writing
    (and so copying) thousands of pages the child shares with this process. This process
    keeps that young heap (set once, which costs a few ms) and empties it before each fork
-   (setting it in the child cost about 2 ms a step). *)
-let child_young_words = 4 * 1024 * 1024
+   (setting it in the child cost about 2 ms a step). Not on OCaml 5, which reserves
+   address space for the young heap of every possible domain (128 of them): 32 MiB
+   each would reserve 4 GiB, over the step's address-space limit before it starts. *)
+let child_young_words =
+  if Sys.ocaml_version.[0] >= '5' then (Gc.get ()).Gc.minor_heap_size else 4 * 1024 * 1024
 
 let room_for_the_child () =
   if (Gc.get ()).Gc.minor_heap_size < child_young_words then
