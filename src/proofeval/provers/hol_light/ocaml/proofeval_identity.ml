@@ -94,7 +94,7 @@ let drop n = dropped := n :: !dropped
 (* Theorem slots, watched: a weak array per [chunk] slots. *)
 let chunk_bits = 16
 let chunk = 1 lsl chunk_bits
-let watched : Obj.t Weak.t array ref = ref [||]
+let watched : Obj.t Weak.t array ref = ref [| Weak.create chunk |]  (* made before any fork *)
 
 let dead n = not (Weak.check !watched.(n lsr chunk_bits) (n land (chunk - 1)))
 
