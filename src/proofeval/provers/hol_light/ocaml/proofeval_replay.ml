@@ -173,8 +173,12 @@ module Proofeval_replay = struct
   let replay_from (ic : in_channel) : thm =
     (* The sibling allocates what each record makes, beside the
        context's whole heap (hundreds of MiB for s2n-bignum) that every major cycle marks:
-       a larger minor heap and overhead make fewer cycles. *)
-    Gc.set { (Gc.get ()) with Gc.minor_heap_size = 1 lsl 20; Gc.space_overhead = 200 };
+       a larger minor heap and overhead make fewer cycles. Not the minor heap on OCaml 5,
+       which reserves address space for the young heap of every possible domain: there
+       (Debian 13's OCaml 5.3, bytecode) the resized sibling died of SIGSEGV. *)
+    let ocaml_5 = String.get Sys.ocaml_version 0 >= '5' in
+    let young = if ocaml_5 then (Gc.get ()).Gc.minor_heap_size else 1 lsl 20 in
+    Gc.set { (Gc.get ()) with Gc.minor_heap_size = young; Gc.space_overhead = 200 };
     let inp = input (fun buf -> Stdlib.input ic buf 0 (Bytes.length buf)) in
     try replay_input inp with
     | Incomplete -> raise Incomplete
