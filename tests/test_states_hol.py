@@ -16,7 +16,8 @@ import pytest
 from proofeval.api import Checker, problem
 from proofeval.errors import CheckerError
 from proofeval.model import Stage, Verdict
-from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.hol_light.native import is_hol_light_3
+from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
 from proofeval.provers.hol_light.states import HolLightStateFactory
 from proofeval.provers.interface import CheckSettings
 from proofeval.provers.states import Step, StepLimits, hol_light_proof
@@ -28,6 +29,7 @@ from tests.conftest import on_both_paths
 hol_base, core = on_both_paths()
 
 STATEMENT = "`!n. n + 0 = n /\\ 0 + n = n`"
+FORALL = "forall " if is_hol_light_3(DEBIAN_HOL_LIGHT) else "!"  # HOL Light 3 prints ! so
 SPIN = "(let rec spin (g : goal) : goalstate = spin g in spin)"
 ADMIT = "let ADMIT_TAC = CHEAT_TAC;;\n"
 # A context's code is trusted, so the deny-list never sees it: only the sandbox stops it.
@@ -76,7 +78,7 @@ def test_goals_branching_and_finish(states: States, tmp_path) -> None:
     store = RunStore(tmp_path)
     with states.session(Budget(steps=50), store=store) as session:
         root = session.start(p)
-        assert root.goals == ("`!n. n + 0 = n /\\ 0 + n = n`",) and not root.solved
+        assert root.goals == (STATEMENT.replace("!", FORALL),) and not root.solved
         split = applied(session.apply(root, "GEN_TAC THEN CONJ_TAC"))
         assert split.goals == ("`n + 0 = n`", "`0 + n = n`")
         assert split.path[-1].made == 2
