@@ -193,7 +193,7 @@ def test_an_agent_proves_a_hol_light_problem_over_stdio(
     assert seen["check"]["verdict"] == "FAIL"
     forall = "forall " if is_hol_light_3(DEBIAN_HOL_LIGHT) else "!"  # HOL Light 3 prints ! so
     assert seen["check"]["feedback"]["goals"] == [f"`{forall}n. n * 1 = n`"]
-    assert seen["root"]["goals"] == ["`!n. n + 0 = n /\\ 0 + n = n`"]
+    assert seen["root"]["goals"] == [f"`{forall}n. n + 0 = n /\\ 0 + n = n`"]
     assert seen["split"]["goals"] == ["`n + 0 = n`", "`0 + n = n`"]
     assert seen["cheat"]["error"]["verdict"] == "CHEATING"  # the deny-list holds per tactic
     assert seen["wrong"]["error"]["verdict"] == "FAIL"
