@@ -5,21 +5,17 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from proofeval.builders import why3_tool
 from proofeval.cli import main
 from proofeval.commands.select import choose, sizes
 from proofeval.loaders import why3_vcs as vc_benchmark
 from tests.conftest import skip_without_why3_coq_library
+from tests.why3_gallery import GALLERY, PROGRAMS, why3_prove_z3
 
-GALLERY = Path("/usr/share/doc/why3-examples/examples")
-PROGRAMS = ("fact.mlw", "isqrt.mlw")  # 13 goals Z3 closes at 2 s, 3 it does not
 if shutil.which("why3") is None or not (GALLERY / "fact.mlw").is_file():
     pytest.skip("Why3 and its gallery are not installed (make install)", allow_module_level=True)
 skip_without_why3_coq_library(module=True)
@@ -32,18 +28,6 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def why3_prove(prover: str, seconds: int) -> list[tuple[str, bool]]:
-    """(goal, valid) for each goal, in order, as `why3 prove -P` reports them."""
-    done = subprocess.run(
-        ["why3", "-C", str(why3_tool.config()), "prove", "-P", prover, "-t", str(seconds),
-         *(str(GALLERY / p) for p in PROGRAMS)],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert done.returncode in (0, 2), done.stderr  # 2: some goal is not valid
-    found = re.findall(r"^Goal (\S+)\.\nProver result is: (\w+)", done.stdout, re.MULTILINE)
-    return [(goal, answer == "Valid") for goal, answer in found]
-
-
 def test_the_atp_baseline_agrees_with_why3_prove(bench: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     argv = ["baseline", str(bench), "--method", "atp", "--out", str(run), "--atp-budget", "2",
@@ -52,9 +36,7 @@ def test_the_atp_baseline_agrees_with_why3_prove(bench: Path, tmp_path: Path) ->
     rows = {row["problem_id"]: row for row in csv.DictReader((run / "baseline.csv").open())}
     order = [p["id"] for p in vc_benchmark.manifest(bench)["problems"]]
     ours = [(pid.split(".")[-1], rows[pid]["solved"] == "1") for pid in order]
-    version = re.search(r'name = "Z3"\npath = .*\nversion = "(.*)"', why3_tool.config().read_text())
-    assert version is not None
-    direct = why3_prove(f"Z3,{version.group(1)},", 2)  # the plain Z3, no alternative
+    direct = why3_prove_z3(2)
     assert ours == direct
     assert 0 < sum(valid for _, valid in direct) < len(direct)  # both answers occur
     assert {rows[pid]["tactic"] for pid in order if rows[pid]["solved"] == "1"} == {"Z3"}

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from proofeval.builders import why3_tool
 from proofeval.errors import InputError
+from tests.why3_gallery import GALLERY, PROGRAMS, why3_prove_z3
 
-GALLERY = Path("/usr/share/doc/why3-examples/examples")
-PROGRAMS = ("fact.mlw", "isqrt.mlw")
 needs_why3 = pytest.mark.skipif(
     shutil.which("why3") is None or not (GALLERY / "fact.mlw").is_file(),
     reason="Why3 and its gallery are not installed (make install)",
@@ -75,18 +73,6 @@ def test_a_rejected_source_is_named_at_its_line_and_column(tmp_path: Path) -> No
     assert "unbound" in str(caught.value).lower()
 
 
-def why3_prove(prover: str, seconds: int) -> list[tuple[str, bool]]:
-    """(goal, valid) for each goal, in order, as `why3 prove -P` reports them."""
-    done = subprocess.run(
-        ["why3", "-C", str(why3_tool.config()), "prove", "-P", prover, "-t", str(seconds),
-         *(str(GALLERY / p) for p in PROGRAMS)],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert done.returncode in (0, 2), done.stderr  # 2: some goal is not valid
-    found = re.findall(r"^Goal (\S+)\.\nProver result is: (\w+)", done.stdout, re.MULTILINE)
-    return [(goal, answer == "Valid") for goal, answer in found]
-
-
 @needs_why3
 def test_the_tools_prover_calls_agree_with_why3_prove() -> None:
     """Each goal, Z3 for 2 s through the tool's calls (limits, drivers, interruption: the
@@ -96,9 +82,7 @@ def test_the_tools_prover_calls_agree_with_why3_prove() -> None:
         for program in PROGRAMS
         for r in why3_tool.prove(GALLERY / program, False, 2, "flat", ["Z3"])
     ]
-    version = re.search(r'name = "Z3"\npath = .*\nversion = "(.*)"', why3_tool.config().read_text())
-    assert version is not None
-    direct = why3_prove(f"Z3,{version.group(1)},", 2)  # the plain Z3, no alternative
+    direct = why3_prove_z3(2)
     assert ours == direct
     assert 0 < sum(valid for _, valid in direct) < len(direct)  # both answers occur
 
