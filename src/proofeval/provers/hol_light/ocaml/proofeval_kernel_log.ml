@@ -7,10 +7,11 @@
    that replays it through its own kernel as it arrives (see proofeval_replay.ml): the
    rule, the slots of its premises and of its term arguments (written before it, once
    per term value while it stays in a small cache). The theorem carries its slot; the
-   collector's dropping a theorem or a written term frees its slot in the sibling. A
-   value that only looks like a theorem carries no number and is written as FORGED,
-   which does not replay. Nothing here is trusted to be intact in the child; the replay
-   trusts only itself and the serial table of the process the attempt was forked from. *)
+   collector's dropping a theorem, or a term's leaving the cache, frees its slot in the
+   sibling. A value that only looks like a theorem carries no number and is written as
+   FORGED, which does not replay. Nothing here is trusted to be intact in the child; the
+   replay trusts only itself and the serial table of the process the attempt was forked
+   from. *)
 
 module Proofeval_kernel_log = struct
   module Identity = Proofeval_identity
