@@ -194,8 +194,9 @@ let start oc die =
   channel := Some oc;
   broken := die
 
-(* The last record; nothing is released after it. *)
+(* The last record; nothing is released after it. The stream is closed here, not at the
+   child's exit, which comes only after its memory is torn down. *)
 let finish root =
   put 'E' root [] [];
   send ();
-  match !channel with Some oc -> flush oc | None -> ()
+  match !channel with Some oc -> close_out oc | None -> ()

@@ -127,7 +127,8 @@ let steps_unwritten = 4
 (* With the replay on, every step is written to [steps] (a pipe to the replaying sibling)
    as the kernel makes it, so the replay runs beside the proof and no process holds the
    derivation; for an OK, the verdict is sent and its channel closed, then the last
-   record names the theorem. *)
+   record names the theorem. Each channel is closed as soon as it is written, not at the
+   child's exit, which comes only after its memory is torn down. *)
 let attempt hol ~replay ~steps prepared before goal ~nonce fd =
   hol.record_steps
     (match steps with
@@ -139,12 +140,9 @@ let attempt hol ~replay ~steps prepared before goal ~nonce fd =
     | (`Error _ | `Denied _) as no -> (refused no, None)
     | `Ok thunk -> judge hol ~replay before goal thunk
   in
-  match (fields, steps) with
-  | (fields, Some th), Some _ ->
-      send fd (nonce :: fields);
-      Unix.close fd;
-      hol.end_steps th
-  | (fields, _), _ -> send fd (nonce :: fields)
+  send fd (nonce :: fst fields);
+  Unix.close fd;
+  match (fields, steps) with (_, Some th), Some _ -> hol.end_steps th | _ -> ()
 
 (* In a clean sibling: rebuild the theorem from the steps, read as they come, through
    the kernel alone. *)
@@ -157,7 +155,8 @@ let replay_steps hol goal steps fd =
     | exception Stack_overflow -> [ "error"; "stack overflow" ]
     | exception _ -> [ "incomplete" ]
   in
-  send fd reply
+  send fd reply;
+  Unix.close fd
 
 (* ---------------------------------------------------------------------- *)
 (* The parent side of an attempt: the wall clock and the verdict channel.   *)
@@ -194,10 +193,34 @@ let describe_status = function
   | Unix.WSIGNALED s -> Printf.sprintf "the checker died of signal %d" s
   | Unix.WSTOPPED s -> Printf.sprintf "the checker stopped on signal %d" s
 
+(* See proofeval_stubs.c: collapse the 2 MiB stretches of this process's heap of which at
+   least [own] pages (of 512) are its alone; the MiB now held in huge pages. A fork then
+   copies one page-table entry per 2 MiB, and an exit tears down as few. *)
+external huge_pages : int -> int = "proofeval_huge_pages"
+
+let all_own = 512 and any_own = 1
+
+(* A warm process's own collections write its heap a page at a time, and a page written
+   while it is shared (with the process it was forked from, or with a child) is split off
+   its huge page and copied, until forks cost what they cost without huge pages (8 ms for
+   the bytecode core, where a small attempt takes 10). So a warm process that keeps
+   forking makes its heap its own, in huge pages: every so many forks, each 2 MiB
+   stretch it has written to is collapsed (unsharing at most the heap, some 400 MB on the
+   core; a process that forks little stays shared). Called once a reply is sent and its
+   children are reaped, so their time is not charged to it. *)
+let forks_between_collapses = 32
+let forks_since_collapse = ref 0
+
+let collapse_now_and_then () =
+  if !forks_since_collapse >= forks_between_collapses then (
+    forks_since_collapse := 0;
+    ignore (huge_pages any_own))
+
 (* [body] started in a confined child, with the descriptors [closing] closed there: its
    pid and the channel it answers on. *)
 let spawn limits ~server_fd ~closing body =
   let rfd, wfd = Unix.pipe ~cloexec:true () in
+  incr forks_since_collapse;
   match Unix.fork () with
   | 0 ->
       Unix.close rfd;
@@ -212,48 +235,84 @@ let spawn limits ~server_fd ~closing body =
       Unix.close wfd;
       (pid, rfd)
 
+(* The child, and its group (which its setsid may not have made yet). Any exception is
+   caught: a context that loads unix.cma again gives Unix's C functions a new
+   Unix_error, which a handler compiled here does not match. *)
+let kill_group pid =
+  (try Unix.kill pid Sys.sigkill with _ -> ());
+  try Unix.kill (-pid) Sys.sigkill with _ -> ()
+
 let finish (pid, rfd) =
-  (try Unix.kill (-pid) Sys.sigkill with Unix.Unix_error _ -> ());
+  kill_group pid;
   let status = reap pid in
   Unix.close rfd;
   status
 
-(* What [child] sent by [deadline], and how it ended. *)
-let collect ~limit deadline ((_, rfd) as child) =
+(* Children killed whose reaping waits until the reply is sent: an exit tears down the
+   child's copy of the page tables before it can be reaped (2-8 ms for the bytecode
+   core), and a verdict that has all it needs does not wait for that. *)
+let dismissed : int list ref = ref []
+
+let reap_dismissed () =
+  List.iter (fun pid -> ignore (reap pid)) !dismissed;
+  dismissed := []
+
+(* [verdict], given how [child] ended (waited for only if [verdict] asks); the child is
+   killed either way. *)
+let settle ((pid, rfd) as child) verdict =
+  let ended = lazy (finish child) in
+  let dismiss () =
+    if not (Lazy.is_val ended) then (
+      kill_group pid;
+      Unix.close rfd;
+      dismissed := pid :: !dismissed)
+  in
+  Fun.protect ~finally:dismiss (fun () -> verdict (fun () -> Lazy.force ended))
+
+(* What [body], run in a confined child, sent by [deadline], and how the child ended. *)
+let confined limits ~server_fd ~deadline ~limit body =
+  let (_, rfd) as child = spawn limits ~server_fd ~closing:[] body in
   let got = read_until_eof_or ~limit deadline rfd in
   (got, finish child)
 
-let confined limits ~server_fd ~deadline ~limit body =
-  collect ~limit deadline (spawn limits ~server_fd ~closing:[] body)
-
-(* An attempt's verdict when nothing is replayed after it. *)
-let attempt_verdict ~nonce ~replay limits = function
-  | `Timeout, _ ->
+(* An attempt's verdict when nothing is replayed after it; [ended]: how the child ended,
+   asked only when it sent no verdict. *)
+let attempt_verdict ~nonce ~replay limits got ended =
+  let sent data =
+    match decode data with
+    | [ n; "OK"; "check"; "" ] when n = nonce && not replay ->
+        Some [ "OK"; "check"; "not replayed through the kernel (replay off)" ]
+    | [ n; v; stage; msg ]
+      when n = nonce
+           && List.mem v [ "FAIL"; "CHEATING"; "ERROR" ]
+           && List.mem stage [ "precheck"; "check" ] -> Some [ v; stage; msg ]
+    | _ | (exception _) -> None
+  in
+  match got with
+  | `Timeout ->
       (verdict_fields "TIMEOUT" "check" (Printf.sprintf "no verdict within %gs" limits.timeout))
-  | `Too_big, _ -> (verdict_fields "ERROR" "check" "no valid verdict from the checker")
-  | `Eof data, Unix.WEXITED 0 -> (
-      match decode data with
-      | [ n; "OK"; "check"; "" ] when n = nonce && not replay ->
-          [ "OK"; "check"; "not replayed through the kernel (replay off)" ]
-      | [ n; v; stage; msg ]
-        when n = nonce
-             && List.mem v [ "FAIL"; "CHEATING"; "ERROR" ]
-             && List.mem stage [ "precheck"; "check" ] -> [ v; stage; msg ]
-      | _ | (exception _) -> (verdict_fields "ERROR" "check" "no valid verdict from the checker"))
-  | `Eof _, Unix.WEXITED n when n = steps_unwritten && replay ->
-      verdict_fields "ERROR" "check" "cannot write the kernel steps (memory exhausted?)"
-  | `Eof _, st -> (verdict_fields "ERROR" "check" (describe_status st))
+  | `Too_big -> (verdict_fields "ERROR" "check" "no valid verdict from the checker")
+  | `Eof data -> (
+      match sent data with
+      | Some v -> v
+      | None -> (
+          match ended () with
+          | Unix.WEXITED 0 -> verdict_fields "ERROR" "check" "no valid verdict from the checker"
+          | Unix.WEXITED n when n = steps_unwritten && replay ->
+              verdict_fields "ERROR" "check" "cannot write the kernel steps (memory exhausted?)"
+          | st -> verdict_fields "ERROR" "check" (describe_status st)))
 
 let ok_to_replay ~nonce = function
   | `Eof data -> ( match decode data with [ n; "OK"; "check"; "" ] -> n = nonce | _ | (exception _) -> false)
   | _ -> false
 
-(* [writer]: how the attempt's child, which wrote the steps, ended. *)
-let replay_verdict limits writer = function
-  | `Timeout, _ ->
+(* [writer], [replayer]: how the attempt's child, which wrote the steps, and the replaying
+   sibling ended, asked only when the reply does not say all. *)
+let replay_verdict limits ~writer ~replayer = function
+  | `Timeout ->
       verdict_fields "TIMEOUT" "check"
         (Printf.sprintf "the kernel steps were not written and replayed within %gs" limits.timeout)
-  | `Eof data, Unix.WEXITED 0 -> (
+  | `Eof data -> (
       match decode data with
       | [ "replayed" ] -> [ "OK"; "check"; "" ]
       | [ "rejected"; why ] ->
@@ -266,34 +325,32 @@ let replay_verdict limits writer = function
           | Unix.WEXITED n when n = steps_unwritten ->
               verdict_fields "ERROR" "check" "cannot write the kernel steps (memory exhausted?)"
           | st -> verdict_fields "ERROR" "check" ("while writing the kernel steps: " ^ describe_status st))
-      | _ | (exception _) -> verdict_fields "ERROR" "check" "no valid reply from the replay")
-  | `Eof _, st -> verdict_fields "ERROR" "check" ("the replay: " ^ describe_status st)
-  | `Too_big, _ -> verdict_fields "ERROR" "check" "no valid reply from the replay"
+      | _ | (exception _) -> (
+          match replayer () with
+          | Unix.WEXITED 0 -> verdict_fields "ERROR" "check" "no valid reply from the replay"
+          | st -> verdict_fields "ERROR" "check" ("the replay: " ^ describe_status st)))
+  | `Too_big -> verdict_fields "ERROR" "check" "no valid reply from the replay"
 
 (* The attempt's child writes its steps, as it makes them, through a pipe to a clean
    sibling that replays them as they come; it sends its verdict, then for an OK the
-   last record. The sibling is forked first, from this
-   clean process; neither holds the other's channel to this process. *)
+   last record. The child is forked first, so that it runs while the sibling is forked,
+   from this same clean process; neither holds the other's channel to this process. *)
 let check_replayed hol goal limits ~server_fd ~deadline ~nonce attempt =
   let steps_r, steps_w = Unix.pipe ~cloexec:true () in
-  let replayer =
-    spawn limits ~server_fd ~closing:[ steps_w ] (replay_steps hol goal steps_r) in
-  Unix.close steps_r;
-  let child = spawn limits ~server_fd ~closing:[ snd replayer ] (attempt (Some steps_w)) in
+  let child = spawn limits ~server_fd ~closing:[ steps_r ] (attempt (Some steps_w)) in
   Unix.close steps_w;
+  let replayer =
+    spawn limits ~server_fd ~closing:[ snd child ] (replay_steps hol goal steps_r) in
+  Unix.close steps_r;
   let got = read_until_eof_or ~limit:65536 deadline (snd child) in
-  if ok_to_replay ~nonce got then
-    (* The replay is proofeval's cost, not the proof's: it gets a budget of its own. *)
-    let deadline = now () +. limits.timeout in
-    let reply = collect ~limit:65536 deadline replayer in
-    (* the child has written its steps, or closed their pipe: it ends here either way *)
-    let writer = lazy (finish child) in
-    let v = replay_verdict limits (fun () -> Lazy.force writer) reply in
-    ignore (Lazy.force writer);
-    v
-  else (
-    ignore (finish replayer);
-    attempt_verdict ~nonce ~replay:true limits (got, finish child))
+  settle child (fun writer ->
+      settle replayer (fun replayed ->
+          if ok_to_replay ~nonce got then
+            (* The replay is proofeval's cost, not the proof's: a budget of its own. *)
+            let deadline = now () +. limits.timeout in
+            replay_verdict limits ~writer ~replayer:replayed
+              (read_until_eof_or ~limit:65536 deadline (snd replayer))
+          else attempt_verdict ~nonce ~replay:true limits got writer))
 
 let check hol engine goal limits ~replay answer ~server_fd =
   hol.prepare_replay ();
@@ -315,9 +372,12 @@ let check hol engine goal limits ~replay answer ~server_fd =
         check_replayed hol goal limits ~server_fd ~deadline ~nonce (fun steps ->
             attempt hol ~replay prepared before goal ~nonce ~steps)
     | `Later prepared ->
-        attempt_verdict ~nonce ~replay limits
-          (confined limits ~server_fd ~deadline ~limit:65536
-             (attempt hol ~replay prepared before goal ~nonce ~steps:None))
+        let child =
+          spawn limits ~server_fd ~closing:[]
+            (attempt hol ~replay prepared before goal ~nonce ~steps:None)
+        in
+        let got = read_until_eof_or ~limit:65536 deadline (snd child) in
+        settle child (attempt_verdict ~nonce ~replay limits got)
   in
   verdict @ [ Printf.sprintf "%.3f" (now () -. start) ]
 
@@ -378,6 +438,8 @@ let rec serve_on srv sock =
     | request ->
         (try handle srv sock request
          with exn -> send sock [ "error"; "request failed: " ^ one_line (Printexc.to_string exn) ]);
+        reap_dismissed ();
+        collapse_now_and_then ();
         loop ()
   in
   loop ()
@@ -427,6 +489,8 @@ and clone srv sock token =
 (* The token arrives on stdin, not in the environment, which code running here could
    read; every process forked from this one is closed to inspection from outside. *)
 let serve hol engine =
+  (* before any fork: every process forked from this one shares these huge pages *)
+  Printf.eprintf "proofeval: %d MiB of the heap in huge pages\n%!" (huge_pages all_own);
   let socket_path = Sys.getenv "PROOFEVAL_SOCKET" and token = input_line stdin in
   let null = Unix.openfile "/dev/null" [ Unix.O_RDONLY ] 0 in
   Unix.dup2 null Unix.stdin;

@@ -25,28 +25,6 @@ let goal_text_limit = 20000
 let cut s =
   if String.length s <= goal_text_limit then s else String.sub s 0 goal_text_limit ^ "\n..."
 
-(* See proofeval_stubs.c: collapse the 2 MiB stretches of the heap of which at least
-   [own] pages (of 512) are this process's alone; the MiB now held in huge pages. *)
-external huge_pages : int -> int = "proofeval_huge_pages"
-
-let all_own = 512
-
-(* The session's own collections write its heap, and each page written while it is
-   shared is split off its huge page and copied, until forks cost what they cost without
-   huge pages. So a session that keeps stepping makes its heap its own, in huge pages:
-   every so many steps, each 2 MiB stretch it has written to is collapsed (unsharing at
-   most the heap, some 400 MB on the core; a short session stays shared). Its children
-   are reaped before it runs on, so its own writes then no longer split them. *)
-let steps_between_collapses = 32
-let any_own = 1
-let steps_since_collapse = ref 0
-
-let collapse_now_and_then () =
-  incr steps_since_collapse;
-  if !steps_since_collapse >= steps_between_collapses then (
-    steps_since_collapse := 0;
-    ignore (huge_pages any_own))
-
 (* A step's child starts with an empty young heap big enough that a small tactic never
    collects there: a collection would promote, and mark and sweep the major heap, writing
    (and so copying) thousands of pages the child shares with this process. This process
@@ -180,21 +158,18 @@ let handle g engine table request ~server_fd =
   match request with
   | [ "state_start"; id; text ] -> Some (start g engine table id text)
   | [ "state_apply"; from; id; timeout; memory_mb; tactic ] ->
-      let reply = apply g engine table ~server_fd from id timeout memory_mb tactic in
-      collapse_now_and_then ();
-      Some reply
+      Some (apply g engine table ~server_fd from id timeout memory_mb tactic)
   | [ "state_release"; id ] ->
       Hashtbl.remove table id;
       Some [ "ok" ]
   | [ "state_count" ] -> Some [ "ok"; string_of_int (Hashtbl.length table) ]
-  | [ "state_huge_pages" ] -> Some [ "ok"; string_of_int (huge_pages all_own) ]
+  | [ "state_huge_pages" ] ->
+      Some [ "ok"; string_of_int Proofeval_server.(huge_pages all_own) ]
   | [ "state_search"; pattern; limit; timeout; memory_mb ] ->
       Some (search g engine ~server_fd pattern limit timeout memory_mb)
   | _ -> None
 
-(* In the process that boots (before any fork): every process forked from it, and each
-   step's child, then shares its heap in huge pages. *)
+(* In the process that boots. *)
 let install g engine =
-  Printf.eprintf "proofeval: %d MiB of the heap in huge pages\n%!" (huge_pages all_own);
   let table = Hashtbl.create 64 in
   Proofeval_server.extensions := handle g engine table :: !Proofeval_server.extensions
