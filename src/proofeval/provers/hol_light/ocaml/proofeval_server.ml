@@ -206,8 +206,8 @@ let all_own = 512 and any_own = 1
    the bytecode core, where a small attempt takes 10). So a warm process that keeps
    forking makes its heap its own, in huge pages: every so many forks, each 2 MiB
    stretch it has written to is collapsed (unsharing at most the heap, some 400 MB on the
-   core; a process that forks little stays shared). Called once a reply is sent and its
-   children are reaped, so their time is not charged to it. *)
+   core; a process that forks little stays shared). Called after a reply, once its
+   children are reaped: a dying child still shares the pages it would collapse. *)
 let forks_between_collapses = 32
 let forks_since_collapse = ref 0
 
