@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from proofeval.provers.hol_light.native import NativeUnavailable, native_build
+from proofeval.provers.hol_light.native import NativeUnavailable, is_hol_light_3, native_build
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher, WarmProcess
 from tests.openai_stub import StubServer
+
+# How this HOL Light prints `!`: HOL Light 3 (Debian 13) prints `forall `.
+FORALL = "forall " if is_hol_light_3(DEBIAN_HOL_LIGHT) else "!"
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -19,13 +19,13 @@ from mcp import Client, StdioServerParameters
 from proofeval.commands.mcp_tools import Limits, Tools, build_server, serve_stdio
 from proofeval.loaders import load_benchmark
 from proofeval.model import Verdict
-from proofeval.provers.hol_light.native import is_hol_light_3
-from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
+from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
 from proofeval.scale.api import Checker
 from proofeval.scale.states import States
 from proofeval.states import Budget
 from proofeval.store import RunStore
+from tests.conftest import FORALL
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "Require Import Arith Lia."
@@ -191,9 +191,8 @@ def test_an_agent_proves_a_hol_light_problem_over_stdio(
     with hol_light_server(hol_base, bench, run) as command:
         seen = asyncio.run(hol_light_session(command))
     assert seen["check"]["verdict"] == "FAIL"
-    forall = "forall " if is_hol_light_3(DEBIAN_HOL_LIGHT) else "!"  # HOL Light 3 prints ! so
-    assert seen["check"]["feedback"]["goals"] == [f"`{forall}n. n * 1 = n`"]
-    assert seen["root"]["goals"] == [f"`{forall}n. n + 0 = n /\\ 0 + n = n`"]
+    assert seen["check"]["feedback"]["goals"] == [f"`{FORALL}n. n * 1 = n`"]
+    assert seen["root"]["goals"] == [f"`{FORALL}n. n + 0 = n /\\ 0 + n = n`"]
     assert seen["split"]["goals"] == ["`n + 0 = n`", "`0 + n = n`"]
     assert seen["cheat"]["error"]["verdict"] == "CHEATING"  # the deny-list holds per tactic
     assert seen["wrong"]["error"]["verdict"] == "FAIL"

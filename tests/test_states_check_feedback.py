@@ -15,14 +15,14 @@ import pytest
 from proofeval.cli import main
 from proofeval.errors import InputError
 from proofeval.model import Attempt
-from proofeval.provers.hol_light.native import is_hol_light_3
-from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
+from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
 from proofeval.report.json_report import run_document
 from proofeval.report.run_data import load_run
 from proofeval.runs.check import CheckOptions, run_check
 from proofeval.states.feedback import Feedback, attempt_feedback
 from proofeval.store import RunStore
+from tests.conftest import FORALL
 
 COLUMNS = ["problem_id", "attempt", "category", "verdict", "stage", "seconds", "message"]
 HOL = [
@@ -81,8 +81,7 @@ def test_hol_light_fails_carry_feedback(hol_native_base: WarmProcess, tmp_path: 
     assert [r.verdict.value for r in rows if r.verdict] == ["FAIL", "FAIL", "OK", "CHEATING"]
     failed = stored(opts.out, "hol.both", 0, HOL_ANSWERS[0][1])
     assert failed is not None and failed.step == 0 and failed.tactic == HOL_ANSWERS[0][1]
-    forall = "forall " if is_hol_light_3(DEBIAN_HOL_LIGHT) else "!"  # HOL Light 3 prints ! so
-    assert failed.goals == (f"`{forall}n. n + 0 = n /\\ 0 + n = n`",)
+    assert failed.goals == (f"`{FORALL}n. n + 0 = n /\\ 0 + n = n`",)
     assert "ACCEPT_TAC" in failed.message
     left = stored(opts.out, "hol.both", 1, HOL_ANSWERS[1][1])
     assert left == Feedback(("`0 + n = n`",), 0, None, "", "goals are left")

@@ -16,20 +16,18 @@ import pytest
 from proofeval.api import Checker, problem
 from proofeval.errors import CheckerError
 from proofeval.model import Stage, Verdict
-from proofeval.provers.hol_light.native import is_hol_light_3
-from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
+from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.hol_light.states import HolLightStateFactory
 from proofeval.provers.interface import CheckSettings
 from proofeval.provers.states import Step, StepLimits, hol_light_proof
 from proofeval.scale.states import States
 from proofeval.states import Budget, BudgetExceeded, State, StepError, UnknownState
 from proofeval.store import RunStore
-from tests.conftest import on_both_paths
+from tests.conftest import FORALL, on_both_paths
 
 hol_base, core = on_both_paths()
 
 STATEMENT = "`!n. n + 0 = n /\\ 0 + n = n`"
-FORALL = "forall " if is_hol_light_3(DEBIAN_HOL_LIGHT) else "!"  # HOL Light 3 prints ! so
 SPIN = "(let rec spin (g : goal) : goalstate = spin g in spin)"
 ADMIT = "let ADMIT_TAC = CHEAT_TAC;;\n"
 # A context's code is trusted, so the deny-list never sees it: only the sandbox stops it.
