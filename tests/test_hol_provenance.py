@@ -59,6 +59,12 @@ let BORROWED_NUMBER_TAC = justify (fun w ->
   let th = ASSUME w in
   let n = Obj.field (Obj.field (Obj.repr th) 0) 2 in
   (Obj.magic (ref (Obj.repr [], Obj.repr w, n)) : thm));;
+(* honest: |- t = t for a copy of t made just after a minor collection, so that each
+   copy has the address in the minor heap that the previous copy had *)
+let FRESH_REFL_TAC (asl, w) =
+  Gc.minor ();
+  let l = lhand w in
+  ACCEPT_TAC (REFL (mk_comb (rator l, rand l))) (asl, w);;
 """
 
 FORGERIES = ["FORGED_TAC", "FORGED_PREMISE_TAC", "MUTATED_OLD_TAC", "MUTATED_NEW_TAC",
@@ -124,6 +130,17 @@ def test_an_answer_cannot_reach_around_the_log(forging: WarmProcess, answer: str
 
 def test_an_honest_proof_in_the_same_context_is_ok(forging: WarmProcess) -> None:
     out = forging.check("g2", "ARITH_TAC", 30.0, 2048)
+    assert out.verdict == Verdict.OK, out
+
+
+def test_terms_at_a_reused_address_replay_as_themselves(forging: WarmProcess) -> None:
+    """The kernel log finds a term it wrote by its address; a term in the minor heap only
+    until the next minor collection, after which another term may have that address.
+    Each conjunct here is proved from a term made at the address of the previous one: a
+    log that named the earlier term would replay a different theorem."""
+    goal = " /\\ ".join(f"SUC {i} = SUC {i}" for i in range(20))
+    assert forging.add_goal("reused", f"`{goal}`") is None
+    out = forging.check("reused", "REPEAT CONJ_TAC THEN FRESH_REFL_TAC", 60.0, 2048)
     assert out.verdict == Verdict.OK, out
 
 

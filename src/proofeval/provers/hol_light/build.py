@@ -112,21 +112,14 @@ def _compile(src: Path, out: Path) -> None:
 
 
 def _link(out: Path, final: Path) -> None:
-    # -dllpath must name the final directory: the toplevel finds the stubs there.
-    cmd = [
-        "ocamlc",
-        "-a",
-        "-o",
-        "proofeval_server.cma",
-        *(f"{m}.cmo" for m in MODULES),
-        "-dllib",
-        "-lproofeval_stubs",
-        "-dllpath",
-        str(final),
-    ]
-    done = subprocess.run(cmd, cwd=out, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise CheckerError(f"linking the checker failed:\n{done.stdout}{done.stderr}")
+    # -dllpath must name the final directory: the toplevel finds the stubs there. The
+    # kernel log, loaded before the server, uses them too.
+    stubs = ["-dllib", "-lproofeval_stubs", "-dllpath", str(final)]
+    for library, modules in ((IDENTITY, [IDENTITY]), ("proofeval_server", MODULES)):
+        cmd = ["ocamlc", "-a", "-o", f"{library}.cma", *(f"{m}.cmo" for m in modules), *stubs]
+        done = subprocess.run(cmd, cwd=out, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise CheckerError(f"linking the checker failed:\n{done.stdout}{done.stderr}")
 
 
 FINDLIB_CONF = Path("/etc/ocamlfind.conf")

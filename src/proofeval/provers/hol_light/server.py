@@ -307,7 +307,7 @@ def start_script(home: Path, build: Path) -> str:
             "proofeval cannot log the kernel's steps in this HOL Light"
         )
     log = (
-        f'#directory "{build}";;\n#load "proofeval_identity.cmo";;\n'
+        f'#directory "{build}";;\n#load "proofeval_identity.cma";;\n'
         f'#use "{build / "proofeval_kernel_log.ml"}";;'
     )
     logged = hol.replace(KERNEL, f"{KERNEL}\n{log}")

@@ -164,10 +164,41 @@ let finish_record () =
   release ();
   if Buffer.length out >= flush_at then send ()
 
-(* Terms already written, found by identity: a direct-mapped cache indexed by address.
-   An entry holds its term, so a cached term is alive and its slot still valid; a term
-   that moved (the minor heap, compaction) is only missed and written again. A term
-   pushed out of the cache is never named again: its slot is dropped. *)
+(* Terms already written, found by identity, in two caches. Neither can name a term
+   that is not the one written: a term pushed out of either is never named again, and
+   its slot is dropped.
+
+   A term in the minor heap is keyed by its address, held as an int: the cache does not
+   keep it alive, so it is not promoted for the cache's sake (most die young). Its entry
+   holds only until the next minor collection, which may move the term or give its
+   address to another; the first lookup after one drops them all. *)
+external young_key : 'term -> int = "proofeval_young_key" [@@noalloc]
+external minor_collections : unit -> int = "proofeval_minor_collections" [@@noalloc]
+
+let young_bits = 12
+let young_keys = Array.make (1 lsl young_bits) 0
+let young_slots = Array.make (1 lsl young_bits) 0
+let young_used = ref 0
+let young_epoch = ref (-1)
+
+let young_entry k =
+  let m = minor_collections () in
+  if m <> !young_epoch then begin
+    if !young_used > 0 then
+      Array.iteri
+        (fun i key ->
+          if key <> 0 then begin
+            if young_slots.(i) > 0 then drop (-young_slots.(i));
+            young_keys.(i) <- 0
+          end)
+        young_keys;
+    young_used := 0;
+    young_epoch := m
+  end;
+  (k lsr 2) land ((1 lsl young_bits) - 1)  (* k is the address halved *)
+
+(* A term in the major heap: a direct-mapped cache that holds its term, so the slot
+   stays valid; a term that moved (compaction) is only missed and written again. *)
 let cache_bits = 16
 let cache_keys : Obj.t array = Array.make (1 lsl cache_bits) (Obj.repr 0)
 let cache_slots = Array.make (1 lsl cache_bits) 0
@@ -176,16 +207,31 @@ let cache_slots = Array.make (1 lsl cache_bits) 0
 let index (t : 'term) = ((Obj.magic t : int) lsr 4) land ((1 lsl cache_bits) - 1)
 
 let cached (t : 'term) =
-  let i = index t in
-  if cache_keys.(i) == Obj.repr t then cache_slots.(i) else 0
+  let k = young_key t in
+  if k <> 0 then
+    let i = young_entry k in
+    if young_keys.(i) = k then young_slots.(i) else 0
+  else
+    let i = index t in
+    if cache_keys.(i) == Obj.repr t then cache_slots.(i) else 0
 
 (* [n] is -1 while [t]'s parts are being written (a term that contains itself). *)
 let remember (t : 'term) n =
-  let i = index t in
-  let evicted = cache_slots.(i) in
-  if evicted > 0 && cache_keys.(i) != Obj.repr t then drop (-evicted);
-  cache_keys.(i) <- Obj.repr t;
-  cache_slots.(i) <- n
+  let k = young_key t in
+  if k <> 0 then begin
+    let i = young_entry k in
+    let key = young_keys.(i) in
+    if key = 0 then incr young_used
+    else if key <> k && young_slots.(i) > 0 then drop (-young_slots.(i));
+    young_keys.(i) <- k;
+    young_slots.(i) <- n
+  end else begin
+    let i = index t in
+    let evicted = cache_slots.(i) in
+    if evicted > 0 && cache_keys.(i) != Obj.repr t then drop (-evicted);
+    cache_keys.(i) <- Obj.repr t;
+    cache_slots.(i) <- n
+  end
 
 (* Writing stops being possible: the child ends, whatever the answer's code catches. *)
 let guarded f x = try f x with _ -> !broken (); raise Exit

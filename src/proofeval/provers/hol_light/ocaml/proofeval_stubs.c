@@ -1,6 +1,7 @@
 /* What OCaml's Unix library lacks to confine a process: resource limits, death with the
    parent, no inspection through /proc, and a seccomp filter for proof attempts. */
 #define _GNU_SOURCE
+#define CAML_INTERNALS  /* Is_young and the count of minor collections */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -21,6 +22,13 @@
 #include <caml/mlvalues.h>
 #include <caml/memory.h>
 #include <caml/fail.h>
+#include <caml/version.h>
+#include <caml/address_class.h>
+#if OCAML_VERSION_MAJOR >= 5
+#include <caml/minor_gc.h>
+#else
+#include <caml/gc_ctrl.h>
+#endif
 
 static const int resources[] = {RLIMIT_AS, RLIMIT_CPU, RLIMIT_NPROC, RLIMIT_FSIZE, RLIMIT_CORE};
 
@@ -286,4 +294,23 @@ value proofeval_huge_pages(value own)
     close(pagemap);
   }
   CAMLreturn(Val_long(done >> 20));
+}
+
+/* For the kernel log's cache of young terms (proofeval_identity.ml): a value in the minor
+   heap as a key that is not a pointer (its address with the low bit set: an int to the
+   collector), 0 for any other value; and how many minor collections there have been.
+   A minor heap address is only reused after a minor collection. */
+value proofeval_young_key(value v)
+{
+  return (Is_block(v) && Is_young(v)) ? (v | 1) : Val_long(0);
+}
+
+value proofeval_minor_collections(value unit)
+{
+  (void)unit;
+#if OCAML_VERSION_MAJOR >= 5
+  return Val_long(atomic_load(&caml_minor_collections_count));
+#else
+  return Val_long(Caml_state_field(stat_minor_collections));
+#endif
 }
