@@ -36,13 +36,12 @@ let carried (th : 'thm) : int option =
     if Obj.is_int n then Some (Obj.obj n) else None
   else None
 
-(* [th] (a theorem the kernel just made, or one numbered before an attempt) made to
-   carry [n]. *)
+(* [th] (a theorem the kernel just made, or one numbered before an attempt: a [Sequent]
+   by its type) made to carry [n]. *)
 let carry (th : 'thm) (n : int) : unit =
   let th = Obj.repr th in
-  if is_sequent th then
-    let p = Obj.field th 0 in
-    Obj.set_field th 0 (Obj.repr (Obj.field p 0, Obj.field p 1, n))
+  let p = Obj.field th 0 in
+  Obj.set_field th 0 (Obj.repr (Obj.field p 0, Obj.field p 1, n))
 
 (* ---- the stream, in an attempt's child ---- *)
 
@@ -232,6 +231,22 @@ let remember (t : 'term) n =
     cache_keys.(i) <- Obj.repr t;
     cache_slots.(i) <- n
   end
+
+(* Types already written, by address: a type's slot is never freed, so an entry only
+   spares the log a lookup by structure; a type that moved is only missed. *)
+let type_bits = 10
+let type_keys : Obj.t array = Array.make (1 lsl type_bits) (Obj.repr 0)
+let type_slots = Array.make (1 lsl type_bits) 0
+let type_index (y : 'ty) = ((Obj.magic y : int) lsr 4) land ((1 lsl type_bits) - 1)
+
+let type_cached (y : 'ty) =
+  let i = type_index y in
+  if type_keys.(i) == Obj.repr y then type_slots.(i) else 0
+
+let remember_type (y : 'ty) n =
+  let i = type_index y in
+  type_keys.(i) <- Obj.repr y;
+  type_slots.(i) <- n
 
 (* Writing stops being possible: the child ends, whatever the answer's code catches. *)
 let guarded f x = try f x with _ -> !broken (); raise Exit

@@ -83,14 +83,18 @@ module Proofeval_kernel_log = struct
   let types = Types.create 256
 
   let rec ty t =
-    try Types.find types t with Not_found ->
-      let i =
-        if is_vartype t then record 'Y' [dest_vartype t] []
-        else
-          let name, args = dest_type t in
-          let ids = List.map ty args in
-          record 'K' [name] (List.length ids :: ids) in
-      Types.add types t i; i
+    let k = Identity.type_cached t in
+    if k > 0 then k else
+    let i =
+      try Types.find types t with Not_found ->
+        let i =
+          if is_vartype t then record 'Y' [dest_vartype t] []
+          else
+            let name, args = dest_type t in
+            let ids = List.map ty args in
+            record 'K' [name] (List.length ids :: ids) in
+        Types.add types t i; i in
+    Identity.remember_type t i; i
 
   (* A term made to contain itself has no end: one found inside itself (marked -1 in the
      cache while its parts are written) or deeper than this is not written (the child
