@@ -314,3 +314,12 @@ value proofeval_minor_collections(value unit)
   return Val_long(Caml_state_field(stat_minor_collections));
 #endif
 }
+
+/* A pipe's capacity in bytes (F_SETPIPE_SZ), as far as the system allows; the capacity
+   it has after. */
+value proofeval_pipe_size(value fd, value bytes)
+{
+  int got = fcntl(Int_val(fd), F_SETPIPE_SZ, Int_val(bytes));
+  if (got < 0) got = fcntl(Int_val(fd), F_GETPIPE_SZ);
+  return Val_int(got);
+}
