@@ -199,7 +199,7 @@ let describe_status = function
 external huge_pages : int -> int = "proofeval_huge_pages"
 
 (* See proofeval_stubs.c. *)
-external pipe_size : Unix.file_descr -> int -> int = "proofeval_pipe_size"
+external pipe_size : Unix.file_descr -> int -> unit = "proofeval_pipe_size"
 
 let all_own = 512 and any_own = 1
 
@@ -342,7 +342,7 @@ let replay_verdict limits ~writer ~replayer = function
    child waited for the sibling during 5-7% of a heavy proof. *)
 let check_replayed hol goal limits ~server_fd ~deadline ~nonce attempt =
   let steps_r, steps_w = Unix.pipe ~cloexec:true () in
-  ignore (pipe_size steps_w (1 lsl 20));
+  pipe_size steps_w (1 lsl 20);
   let child = spawn limits ~server_fd ~closing:[ steps_r ] (attempt (Some steps_w)) in
   Unix.close steps_w;
   let replayer =
