@@ -75,20 +75,36 @@ let put (kind : char) slot names nums =
   List.iter (fun s -> add_num (String.length s); Buffer.add_string out s) names;
   List.iter add_num nums
 
+(* A stack of ints that allocates only to grow: a slot is dropped and freed for every
+   theorem and term the child stops naming, millions in a heavy proof. *)
+type stack = { mutable items : int array; mutable size : int }
+
+let stack () = { items = Array.make 1024 0; size = 0 }
+
+let push s n =
+  if s.size = Array.length s.items then begin
+    let bigger = Array.make (2 * s.size) 0 in
+    Array.blit s.items 0 bigger 0 s.size;
+    s.items <- bigger
+  end;
+  s.items.(s.size) <- n;
+  s.size <- s.size + 1
+
 (* Slots: the highest used, and those freed (written as freed) for reuse. *)
 let high = ref 0
-let free_slots = ref []
+let free_slots = stack ()
 
 let take () =
-  match !free_slots with
-  | n :: rest -> free_slots := rest; n
-  | [] -> incr high; !high
+  if free_slots.size > 0 then begin
+    free_slots.size <- free_slots.size - 1;
+    free_slots.items.(free_slots.size)
+  end else (incr high; !high)
 
 (* Slots no longer named: theorems positive, terms negative, written (by [release])
    only between records, since a record being made may still name them. *)
-let dropped : int list ref = ref []
+let dropped = stack ()
 
-let drop n = dropped := n :: !dropped
+let drop n = push dropped n
 
 (* Theorem slots, watched: a weak array per [chunk] slots. *)
 let chunk_bits = 16
@@ -151,13 +167,12 @@ let watch_theorem (th : 'thm) (n : int) =
 (* Only after a theorem's record (a premise or term argument may be dropped while its
    user's record is being made). *)
 let release () =
-  let l = !dropped in
-  dropped := [];
-  List.iter
-    (fun n ->
-      if n > 0 then (put 'F' n [] []; free_slots := n :: !free_slots)
-      else (put 'G' (-n) [] []; free_slots := (-n) :: !free_slots))
-    l
+  for i = dropped.size - 1 downto 0 do
+    let n = dropped.items.(i) in
+    if n > 0 then (put 'F' n [] []; push free_slots n)
+    else (put 'G' (-n) [] []; push free_slots (-n))
+  done;
+  dropped.size <- 0
 
 let finish_record () =
   release ();
