@@ -125,24 +125,19 @@ let young = Array.make young_size 0
 let young_count = ref 0
 let middle = Array.make young_size 0
 let middle_count = ref 0
-let old = ref (Array.make young_size 0)
-let old_count = ref 0
+let old = stack ()
 let old_swept = ref 0
 
-let keep_old n =
-  if !old_count = Array.length !old then begin
-    let bigger = Array.make (2 * !old_count) 0 in
-    Array.blit !old 0 bigger 0 !old_count; old := bigger
-  end;
-  !old.(!old_count) <- n; incr old_count
+let keep_old n = push old n
 
+(* Kept slots are pushed back in place: position i is written only after it is read. *)
 let sweep_old () =
-  let l = !old_count in
-  old_count := 0;
+  let l = old.size in
+  old.size <- 0;
   for i = 0 to l - 1 do
-    let n = !old.(i) in if dead n then drop n else keep_old n
+    let n = old.items.(i) in if dead n then drop n else keep_old n
   done;
-  old_swept := !old_count
+  old_swept := old.size
 
 let sweep_young () =
   for i = 0 to !middle_count - 1 do
@@ -154,7 +149,7 @@ let sweep_young () =
     if dead n then drop n else (middle.(!middle_count) <- n; incr middle_count)
   done;
   young_count := 0;
-  if !old_count > 2 * max young_size !old_swept then sweep_old ()
+  if old.size > 2 * max young_size !old_swept then sweep_old ()
 
 let watch_theorem (th : 'thm) (n : int) =
   let c = n lsr chunk_bits in
@@ -218,7 +213,7 @@ let cache_keys : Obj.t array = Array.make (1 lsl cache_bits) (Obj.repr 0)
 let cache_slots = Array.make (1 lsl cache_bits) 0
 
 (* an address read as an int is not a valid int until shifted (which tags it) *)
-let index (t : 'term) = ((Obj.magic t : int) lsr 4) land ((1 lsl cache_bits) - 1)
+let index bits (v : 'a) = ((Obj.magic v : int) lsr 4) land ((1 lsl bits) - 1)
 
 let cached (t : 'term) =
   let k = young_key t in
@@ -226,7 +221,7 @@ let cached (t : 'term) =
     let i = young_entry k in
     if young_keys.(i) = k then young_slots.(i) else 0
   else
-    let i = index t in
+    let i = index cache_bits t in
     if cache_keys.(i) == Obj.repr t then cache_slots.(i) else 0
 
 (* [n] is -1 while [t]'s parts are being written (a term that contains itself). *)
@@ -240,7 +235,7 @@ let remember (t : 'term) n =
     young_keys.(i) <- k;
     young_slots.(i) <- n
   end else begin
-    let i = index t in
+    let i = index cache_bits t in
     let evicted = cache_slots.(i) in
     if evicted > 0 && cache_keys.(i) != Obj.repr t then drop (-evicted);
     cache_keys.(i) <- Obj.repr t;
@@ -252,14 +247,12 @@ let remember (t : 'term) n =
 let type_bits = 10
 let type_keys : Obj.t array = Array.make (1 lsl type_bits) (Obj.repr 0)
 let type_slots = Array.make (1 lsl type_bits) 0
-let type_index (y : 'ty) = ((Obj.magic y : int) lsr 4) land ((1 lsl type_bits) - 1)
-
 let type_cached (y : 'ty) =
-  let i = type_index y in
+  let i = index type_bits y in
   if type_keys.(i) == Obj.repr y then type_slots.(i) else 0
 
 let remember_type (y : 'ty) n =
-  let i = type_index y in
+  let i = index type_bits y in
   type_keys.(i) <- Obj.repr y;
   type_slots.(i) <- n
 
