@@ -54,6 +54,8 @@ SOURCES = (
     "proofeval_text.ml",
     "proofeval_deny.ml",
     "proofeval_phrases.ml",
+    "proofeval_compiler.ml",
+    "proofeval_zygote.ml",
     "proofeval_parse.ml",
     "proofeval_server.ml",
     "proofeval_states.ml",
@@ -305,21 +307,24 @@ def _compile_all(out: Path, src: Path, text: str, hol_dir: Path) -> None:
 
 
 def _build_parser(out: Path, hol_dir: Path) -> None:
-    """proofeval_parse, bytecode: HOL Light's pa_j exists only as bytecode."""
+    """proofeval_parse, bytecode: HOL Light's pa_j exists only as bytecode. It holds the
+    native compiler's passes too, and the stubs (-custom) that confine it."""
     parse = out / "parse"
     parse.mkdir()
     # HOL Light 3's pa_j installs HOL Light's quotation expander itself.
     quotes = [] if is_hol_light_3(hol_dir) else ["proofeval_quotes.ml"]
     names = [f"{COMPAT}.ml", *quotes, "proofeval_text.ml", "proofeval_deny.ml",
-             "proofeval_phrases.ml", "proofeval_parse.ml"]  # fmt: skip
-    for name in names:
+             "proofeval_phrases.ml", "proofeval_compiler.ml", "proofeval_zygote.ml",
+             "proofeval_parse.ml"]  # fmt: skip
+    for name in [*names, "proofeval_stubs.c"]:
         shutil.copy(out / name, parse / name)
     camlp5 = _package_dir("camlp5")
     streams = str(Path(_package_dir("camlp-streams")) / "camlp_streams.cma")
+    packages = "compiler-libs.toplevel,compiler-libs.optcomp,unix"
     cmd = [
-        "ocamlfind", "ocamlc", "-package", "compiler-libs.toplevel,unix", "-linkpkg",
-        "-linkall", "-I", camlp5, streams, f"{camlp5}/camlp5o.cma", str(hol_dir / "pa_j.cmo"),
-        *names, "-o", PARSER,
+        "ocamlfind", "ocamlc", "-custom", "-package", packages, "-linkpkg", "-linkall",
+        "-I", camlp5, streams, f"{camlp5}/camlp5o.cma", str(hol_dir / "pa_j.cmo"),
+        "proofeval_stubs.c", *names, "-o", PARSER,
     ]  # fmt: skip
     _run(cmd, parse, "building the parser")
 
@@ -380,7 +385,6 @@ def native_environment(build: NativeBuild) -> dict[str, str]:
     """What the native checker reads besides the launcher's environment."""
     return {
         "PROOFEVAL_PARSE": str(build.parser),
-        "PROOFEVAL_OCAMLOPT": shutil.which("ocamlopt.opt") or "/usr/bin/ocamlopt.opt",
         "PROOFEVAL_LOAD_PATH": build.interfaces,
     }
 

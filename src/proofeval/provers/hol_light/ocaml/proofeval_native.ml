@@ -1,11 +1,11 @@
 (* The native engine: HOL Light and its contexts are native code, so text cannot be
-   evaluated; it is compiled and linked. An answer goes through proofeval_parse (HOL
-   Light's own parser and the same deny-list as the bytecode path, writing the checked
-   parse tree), then `ocamlopt -shared` (which type-checks it against HOL Light and the
-   loaded contexts) into a plugin that the attempt's child links with Dynlink. Both
-   programs run here, in the sandbox, within the attempt's time (wall clock and CPU
-   together) and memory, in a scratch directory of their own that is removed however
-   they end.
+   evaluated; it is compiled and linked. An answer goes to proofeval_parse, kept warm
+   (proofeval_zygote.ml), whose fork parses it with HOL Light's own parser, applies the
+   same deny-list as the bytecode path, and compiles the checked parse tree with
+   ocamlopt's passes (type-checking it against HOL Light and the loaded contexts) into
+   a plugin that the attempt's child links with Dynlink. That fork runs here, in the
+   sandbox, within the attempt's time (wall clock and CPU together) and memory, in a
+   scratch directory of its own that is removed however it ends.
 
    A context arrives compiled (proofeval compiles contexts once and caches them): the
    warm process links it, which runs it, and later answers open it. *)
@@ -14,8 +14,6 @@ open Proofeval_text
 
 type config = {
   helper : string;  (* proofeval_parse *)
-  ocamlopt : string;
-  include_dirs : string list;  (* the core's and the contexts' interfaces *)
   scratch : string;
 }
 
@@ -71,12 +69,12 @@ let children_cpu () =
   t.Unix.tms_cutime +. t.Unix.tms_cstime
 
 (* What a tool printed (the first [output_limit] bytes), until it and everything it
-   started closed their output, or the deadline. *)
+   started closed their output, or (what it had printed then) the deadline. *)
 let read_output deadline fd =
   let buf = Buffer.create 1024 and chunk = Bytes.create 4096 in
   let rec loop () =
     let remaining = deadline -. Unix.gettimeofday () in
-    if remaining <= 0. then `Timeout
+    if remaining <= 0. then `Timeout (Buffer.contents buf)
     else
       match Unix.select [ fd ] [] [] remaining with
       | [], _, _ -> loop ()
@@ -140,12 +138,12 @@ let run_tool budget dir argv =
   let output = read_output budget.deadline rfd in
   Unix.close rfd;
   let status =
-    match output with `Timeout -> None | `Done _ -> wait_until budget.deadline pid
+    match output with `Timeout _ -> None | `Done _ -> wait_until budget.deadline pid
   in
   (try Unix.kill (-pid) Sys.sigkill with Unix.Unix_error _ -> ());
   let status = match status with Some st -> Some st | None -> ignore (Proofeval_server.reap pid); None in
   budget.cpu <- budget.cpu -. (children_cpu () -. cpu_before);
-  let printed = match output with `Done s -> s | `Timeout -> "" in
+  let printed = match output with `Done s -> s | `Timeout _ -> "" in
   match status with
   | Some (Unix.WSIGNALED s) when s = Sys.sigxcpu -> (None, printed)
   | status -> (status, printed)
@@ -172,31 +170,76 @@ let out_of_time budget =
   `Error
     (Printf.sprintf "the answer could not be parsed and compiled within its %gs" budget.timeout)
 
-(* In [dir]: parse, deny-check, and compile [text] as a value of [kind]. *)
-let compile_in cfg budget dir kind text =
-  let base = Filename.concat dir "answer" in
-  let source = base ^ ".txt" and ast = base ^ ".ml" and reply = base ^ ".reply" in
-  let plugin = base ^ ".cmxs" in
-  let oc = open_out_bin source in
-  output_string oc text;
-  close_out oc;
-  let helper = Array.of_list ([ cfg.helper; reply; "answer"; kind; source; ast ] @ !opened) in
-  match run budget dir helper with
-  | None, _ -> out_of_time budget
-  | Some (Unix.WEXITED 0), _ -> (
-      match reply_of reply with
-      | [ "ok" ] -> (
-          let includes = List.concat_map (fun d -> [ "-I"; d ]) cfg.include_dirs in
-          let argv = [ cfg.ocamlopt; "-shared"; "-w"; "-a" ] @ includes @ [ "-o"; plugin; ast ] in
-          match run budget dir (Array.of_list argv) with
-          | None, _ -> out_of_time budget
-          | Some (Unix.WEXITED 0), _ -> `Plugin plugin
-          | Some _, printed ->
-              `Error ("does not type-check as a " ^ kind ^ ": " ^ one_line (compiler_reason printed)))
-      | [ "denied"; why ] -> `Denied why
-      | [ "error"; why ] -> `Error why
-      | _ -> `Error "no valid reply from the parser")
-  | Some _, printed -> `Error ("the parser failed: " ^ one_line printed)
+(* The warm parser and compiler (see proofeval_zygote.ml) that opened [modules]: started
+   by this process or by the one it was forked from; one that has died is replaced. *)
+type zygote = { socket : string; modules : string list }
+
+let zygote = ref None
+
+let start_zygote cfg =
+  let socket = Filename.concat cfg.scratch (fresh "proofeval_zygote") in
+  let listening = Unix.socket ~cloexec:true Unix.PF_UNIX Unix.SOCK_STREAM 0 in
+  Unix.bind listening (Unix.ADDR_UNIX socket);
+  Unix.listen listening 64;
+  let argv = Array.of_list (cfg.helper :: "serve" :: !opened) in
+  (match Unix.fork () with
+  | 0 -> (
+      try
+        Unix.dup2 ~cloexec:false listening Unix.stdin;
+        Unix.execve cfg.helper argv (environment cfg.scratch)
+      with _ -> Unix._exit 127)
+  | _ -> ());
+  Unix.close listening;
+  let z = { socket; modules = !opened } in
+  zygote := Some z;
+  z
+
+let connect cfg =
+  let attempt z =
+    let fd = Unix.socket ~cloexec:true Unix.PF_UNIX Unix.SOCK_STREAM 0 in
+    match Unix.connect fd (Unix.ADDR_UNIX z.socket) with
+    | () -> Some fd
+    | exception Unix.Unix_error ((Unix.ECONNREFUSED | Unix.ENOENT), _, _) ->
+        Unix.close fd;
+        None
+  in
+  let current = match !zygote with Some z when z.modules = !opened -> attempt z | _ -> None in
+  match current with Some fd -> fd | None -> Option.get (attempt (start_zygote cfg))
+
+(* The zygote's fork for one answer: its pid, then its reply. *)
+let split_reply s =
+  match String.index_opt s '\n' with
+  | Some i -> (int_of_string_opt (String.sub s 0 i), String.sub s (i + 1) (String.length s - i - 1))
+  | None -> (None, "")
+
+(* In [dir], which holds answer.txt: parse, deny-check, and compile it as a value of
+   [kind], in a fork of the zygote, killed (with whatever it started) at the deadline. *)
+let compile_in cfg budget dir kind =
+  let fd = connect cfg in
+  Fun.protect ~finally:(fun () -> Unix.close fd) @@ fun () ->
+  let cpu = Printf.sprintf "%.3f" (budget.deadline -. Unix.gettimeofday ()) in
+  send fd [ dir; kind; cpu; string_of_int budget.memory_mb ];
+  Unix.shutdown fd Unix.SHUTDOWN_SEND;
+  match read_output budget.deadline fd with
+  | `Done s -> (
+      match split_reply s with
+      | _, reply -> (
+          match decode reply with
+          | [ "ok" ] -> `Plugin (Filename.concat dir "answer.cmxs")
+          | [ "untyped"; printed ] ->
+              `Error ("does not type-check as a " ^ kind ^ ": " ^ one_line (compiler_reason printed))
+          | [ "denied"; why ] -> `Denied why
+          | [ "error"; why ] -> `Error why
+          | _ -> `Error "no valid reply from the parser"
+          | exception _ -> `Error "the parser and compiler stopped without a reply"))
+  | `Timeout so_far ->
+      (match split_reply so_far with
+      | Some pid, _ -> (
+          (try Unix.kill (-pid) Sys.sigkill with Unix.Unix_error _ -> ());
+          (* its end closes the connection: then nothing more is written in [dir] *)
+          ignore (read_output (Unix.gettimeofday () +. 5.) fd))
+      | None, _ -> ());
+      out_of_time budget
 
 (* Parse, deny-check, and compile [text] as a value of [kind]: the plugin, or why not.
    Everything it writes lies in a directory of its own, removed whatever ended the
@@ -205,7 +248,10 @@ let compile cfg budget kind text =
   remove_leftovers ();
   let dir = Filename.concat cfg.scratch (fresh "proofeval_compile") in
   Unix.mkdir dir 0o700;
-  match compile_in cfg budget dir kind text with
+  let oc = open_out_bin (Filename.concat dir "answer.txt") in
+  output_string oc text;
+  close_out oc;
+  match compile_in cfg budget dir kind with
   | `Plugin plugin ->
       Array.iter
         (fun f -> if f <> Filename.basename plugin then remove_tree (Filename.concat dir f))

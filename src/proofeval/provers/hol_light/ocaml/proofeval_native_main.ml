@@ -7,8 +7,6 @@ let () =
   let config =
     {
       Proofeval_native.helper = Sys.getenv "PROOFEVAL_PARSE";
-      ocamlopt = Sys.getenv "PROOFEVAL_OCAMLOPT";
-      include_dirs = String.split_on_char ':' (Sys.getenv "PROOFEVAL_LOAD_PATH");
       scratch = Sys.getenv "TMPDIR";
     }
   in

@@ -36,3 +36,10 @@ let type_structure env items =
 
 (* Make [dirs] the load path. *)
 let init_load_path dirs = Load_path.init dirs
+
+(* What the compiler's passes need to know of the unit [name] (source and outputs at
+   [prefix]) typed in [env]; it becomes the unit being compiled. *)
+let compile_info ~prefix ~name env =
+  Env.set_unit_name name;
+  { Compile_common.source_file = prefix ^ ".ml"; module_name = name; output_prefix = prefix; env;
+    ppf_dump = Format.err_formatter; tool_name = "ocamlopt"; native = true }

@@ -50,3 +50,11 @@ let type_structure env items =
 (* Make [dirs] the load path (all visible; no directory of the compiler's added). *)
 let init_load_path dirs =
   Load_path.init ~auto_include:Load_path.no_auto_include ~visible:dirs ~hidden:[]
+
+(* What the compiler's passes need to know of the unit [name] (source and outputs at
+   [prefix]) typed in [env]; it becomes the unit being compiled. *)
+let compile_info ~prefix ~name env =
+  let target = Unit_info.make ~source_file:(prefix ^ ".ml") Unit_info.Impl prefix in
+  assert (Unit_info.modname target = name);
+  Env.set_current_unit target;
+  { Compile_common.target; env; ppf_dump = Format.err_formatter; tool_name = "ocamlopt"; native = true }

@@ -1,15 +1,16 @@
 (* The native path's front end, a small bytecode program: HOL Light's own camlp5 parser
    (pa_j) exists only as bytecode, so the native checker runs this program to parse
-   text, exactly as the toplevel does, and to apply the same deny-list. What it writes
-   is the checked parse tree itself (OCaml's binary AST format, which ocamlopt reads as
-   a source file), so what is compiled is what was checked.
+   text, exactly as the toplevel does, and to apply the same deny-list.
 
-     proofeval_parse REPLY answer KIND SOURCE OUT MODULE...   KIND: tactic | term | string
+     proofeval_parse serve MODULE...   (see proofeval_zygote.ml: answers, kept warm)
      proofeval_parse REPLY context SOURCE OUT MODULE...
      proofeval_parse REPLY split SOURCE
 
-   The reply is one framed message written to the file REPLY (camlp5 prints banners on
-   stdout): "ok", "denied" why, "error" why, or for split the fields of
+   An answer is parsed, checked and compiled in this program, by ocamlopt's own passes
+   (proofeval_compiler.ml), so what is compiled is the parse tree that was checked. A
+   context is written as that parse tree (OCaml's binary AST format, which ocamlopt
+   reads as a source file). The reply is one framed message written to the file REPLY
+   (camlp5 prints banners on stdout): "ok", "error" why, or for split the fields of
    Proofeval_phrases.split_file. *)
 
 open Proofeval_text
@@ -42,17 +43,17 @@ let assign_slot kind e =
     (Exp.apply (Exp.ident (lid ":="))
        [ (Asttypes.Nolabel, slot); (Asttypes.Nolabel, Exp.construct (lid "Some") (Some thunk)) ])
 
-let answer kind source out modules =
+(* The answer [text] as the structure that hands it, a value of [kind], to the checker;
+   or the reply that says why not. *)
+let checked kind text =
   if not (List.mem kind [ "tactic"; "term"; "string" ]) then failwith ("unknown kind " ^ kind);
-  match Proofeval_phrases.parse_expression (read source) with
-  | exception Proofeval_phrases.Not_one_expression why -> [ "error"; why ]
+  match Proofeval_phrases.parse_expression text with
+  | exception Proofeval_phrases.Not_one_expression why -> Error [ "error"; why ]
   | e -> (
       (* a string is proofeval's own code; tactics and statements are checked *)
       match if kind = "string" then () else Proofeval_deny.check_allowed e with
-      | exception Proofeval_deny.Denied why -> [ "denied"; why ]
-      | () ->
-          write_ast out (opens modules @ [ assign_slot kind e ]);
-          [ "ok" ])
+      | exception Proofeval_deny.Denied why -> Error [ "denied"; why ]
+      | () -> Ok [ assign_slot kind e ])
 
 (* The toplevel lets a value keep a type that is not yet known ('_weak) until a later
    phrase fixes it; a compiled module may not, so a context with one would not compile.
@@ -168,17 +169,21 @@ let context source out modules =
           write_ast out (generalize items);
           [ "ok" ]
 
-let main () =
+let load_path () = String.split_on_char ':' (Sys.getenv "PROOFEVAL_LOAD_PATH")
+
+let setup () =
   (* the jrh lexer reads ALL-CAPS names as values, as in HOL Light's toplevel *)
   ignore (!Toploop.parse_toplevel_phrase (Lexing.from_string "set_jrh_lexer;;"));
-  Proofeval_ocaml.init_load_path (String.split_on_char ':' (Sys.getenv "PROOFEVAL_LOAD_PATH"));
+  Proofeval_ocaml.init_load_path (load_path ())
+
+let main () =
+  setup ();
   match List.tl (List.tl (Array.to_list Sys.argv)) with
-  | "answer" :: kind :: source :: out :: modules -> answer kind source out modules
   | "context" :: source :: out :: modules -> context source out modules
   | [ "split"; source ] -> Proofeval_phrases.split_file source
-  | _ -> [ "error"; "usage: proofeval_parse REPLY answer|context|split ..." ]
+  | _ -> [ "error"; "usage: proofeval_parse serve|REPLY context|REPLY split ..." ]
 
-let () =
+let reply () =
   let reply =
     match capture_output ~formatters:[ Format.std_formatter ] main with
     | reply, _ -> reply
@@ -187,3 +192,10 @@ let () =
   let oc = open_out_bin Sys.argv.(1) in
   output_string oc (encode reply);
   close_out oc
+
+let () =
+  match Array.to_list Sys.argv with
+  | _ :: "serve" :: modules ->
+      setup ();
+      Proofeval_zygote.serve ~checked ~include_dirs:(load_path ()) modules
+  | _ -> reply ()

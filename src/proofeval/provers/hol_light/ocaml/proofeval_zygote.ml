@@ -1,0 +1,106 @@
+(* The native path's parser and compiler, kept warm (proofeval_parse serve MODULE...).
+
+   Started by a native checker, it reads HOL Light's interfaces and opens [modules] once
+   (see proofeval_compiler.ml), then accepts connections on its standard input, a
+   listening socket. Each connection is one answer, handled by a fork of this process
+   that dies afterwards, so no answer sees what another left: the fork writes its pid
+   (a line), reads the request (the framed fields: the answer's directory, which holds
+   answer.txt; its kind; the CPU seconds and MiB it may spend), confines itself as the
+   external tools were (its own session, limits, the compiler's system calls), parses,
+   deny-checks and compiles the answer into that directory, and writes the framed
+   reply: "ok" (answer.cmxs is there), "denied" why, "error" why, or "untyped" and what
+   the compiler said. The checker kills the fork's session at the attempt's deadline. *)
+
+open Proofeval_text
+
+external setrlimit : int -> int64 -> unit = "proofeval_setrlimit"
+external die_with_parent : unit -> unit = "proofeval_die_with_parent"
+external forbid_inspection : unit -> unit = "proofeval_forbid_inspection"
+external confine_compiler : unit -> unit = "proofeval_confine_compiler"
+
+let rlimit_as = 0 and rlimit_cpu = 1 and rlimit_fsize = 3 and rlimit_core = 4
+let file_limit_mb = 128  (* any one file a tool writes: an assembly listing, a plugin *)
+
+let mb n = Int64.mul (Int64.of_int n) 1048576L
+
+let read_to_end fd =
+  let buf = Buffer.create 256 and chunk = Bytes.create 4096 in
+  let rec loop () =
+    match Unix.read fd chunk 0 (Bytes.length chunk) with
+    | 0 -> Buffer.contents buf
+    | n ->
+        Buffer.add_subbytes buf chunk 0 n;
+        loop ()
+    | exception Unix.Unix_error (Unix.EINTR, _, _) -> loop ()
+  in
+  loop ()
+
+(* Limits, scratch directory and system calls of the tools this fork is about to be. *)
+let confine ~dir ~cpu ~memory_mb =
+  ignore (Unix.setsid ());
+  setrlimit rlimit_as (mb memory_mb);
+  setrlimit rlimit_cpu (Int64.of_float (Float.max 1. (ceil cpu)));
+  setrlimit rlimit_fsize (mb file_limit_mb);
+  setrlimit rlimit_core 0L;
+  Unix.chdir dir;
+  Unix.putenv "TMPDIR" dir;  (* the assembler's and linker's temporary files *)
+  Filename.set_temp_dir_name dir;  (* the compiler's assembly listings *)
+  let output = Unix.openfile "output" [ Unix.O_WRONLY; Unix.O_CREAT; Unix.O_TRUNC ] 0o600 in
+  Unix.dup2 output Unix.stdout;
+  Unix.dup2 output Unix.stderr;
+  Unix.close output;
+  confine_compiler ()
+
+let compiled ~checked ~dir ~name kind text =
+  match checked kind text with
+  | Error reply -> reply
+  | Ok items -> (
+      match Proofeval_compiler.compile ~dir ~name items with
+      | Ok _ -> [ "ok" ]
+      | Error printed -> [ "untyped"; printed ])
+
+let work ~checked conn =
+  let pid = string_of_int (Unix.getpid ()) ^ "\n" in
+  write_all conn pid 0 (String.length pid);
+  let reply =
+    match decode (read_to_end conn) with
+    | [ dir; kind; cpu; memory_mb ] ->
+        confine ~dir ~cpu:(float_of_string cpu) ~memory_mb:(int_of_string memory_mb);
+        let text = read_to_end (Unix.openfile "answer.txt" [ Unix.O_RDONLY ] 0) in
+        compiled ~checked ~dir ~name:"Answer" kind text
+    | _ -> [ "error"; "no valid request" ]
+    | exception exn -> [ "error"; one_line (Printexc.to_string exn) ]
+  in
+  send conn reply
+
+(* One answer of trusted text checked and compiled before the first fork, so that what
+   the deny-list and the compiler set up on first use (the modules on disk, among
+   others) is set up once. *)
+let warm_up ~checked =
+  let dir = Filename.concat (Filename.get_temp_dir_name ()) (Printf.sprintf "proofeval_warm_%d" (Unix.getpid ())) in
+  Unix.mkdir dir 0o700;
+  (* a name no answer may use: the compiler remembers the units it compiled *)
+  ignore (compiled ~checked ~dir ~name:"Proofeval_warm_up" "tactic" "REWRITE_TAC []");
+  Array.iter (fun f -> Sys.remove (Filename.concat dir f)) (Sys.readdir dir);
+  Unix.rmdir dir
+
+let serve ~checked ~include_dirs modules =
+  die_with_parent ();
+  forbid_inspection ();
+  Proofeval_compiler.prepare ~include_dirs modules;
+  warm_up ~checked;
+  Sys.set_signal Sys.sigchld Sys.Signal_ignore;  (* the forks are not waited for *)
+  let rec loop () =
+    match Unix.accept ~cloexec:true Unix.stdin with
+    | exception Unix.Unix_error (Unix.EINTR, _, _) -> loop ()
+    | conn, _ ->
+        (match Unix.fork () with
+        | 0 ->
+            Unix.close Unix.stdin;
+            Sys.set_signal Sys.sigchld Sys.Signal_default;  (* it waits for the assembler *)
+            (try work ~checked conn with _ -> ());
+            Unix._exit 0
+        | _ -> Unix.close conn);
+        loop ()
+  in
+  loop ()
