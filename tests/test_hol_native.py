@@ -6,8 +6,11 @@ test_hol_pool.py, test_demo.py.)"""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
+import threading
 import time
 from pathlib import Path
 
@@ -120,5 +123,83 @@ def test_a_huge_answer_is_an_error_within_its_timeout_and_leaves_nothing(
         ]  # fmt: skip
         assert left and all(p.endswith("/answer.cmxs") for p in left), left
         assert proc.check("g", "ARITH_TAC", 30.0, 2048).verdict == Verdict.OK
+    finally:
+        proc.close()
+
+
+def parser_processes(native_parser: Path) -> list[dict[str, str]]:
+    """The warm parser (proofeval_parse serve) and its forks now running: each one's
+    pid, session, seccomp mode and limits, as /proc shows them."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if argv[:2] != [str(native_parser).encode(), b"serve"]:
+                continue
+            status = dict(
+                line.split(":\t", 1) for line in (entry / "status").read_text().splitlines()
+            )
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            limits = (entry / "limits").read_text()
+        except (OSError, ValueError):
+            continue  # not a process, or it ended meanwhile
+        found.append(
+            {
+                "pid": entry.name,
+                "session": stat[3],
+                "seccomp": status["Seccomp"].strip(),
+                "limits": limits,
+            }  # fmt: skip
+        )
+    return found
+
+
+def test_each_answer_is_parsed_and_compiled_in_a_confined_fork(
+    hol_native_base: WarmProcess,
+) -> None:
+    """The warm parser reads no answer itself: a fork of it does, after confining itself
+    as the external tools were: a session of its own (killed whole at the deadline), the
+    attempt's memory and time, and the compilers' system-call filter."""
+    native = hol_native_base.launcher.native
+    assert native is not None
+    proc = hol_native_base.clone()
+    try:
+        assert proc.add_goal("g", GOAL) is None
+        done: list[Verdict] = []
+        checking = threading.Thread(
+            target=lambda: done.append(proc.check("g", HUGE, 20.0, 2048).verdict)
+        )
+        checking.start()
+        confined: list[dict[str, str]] = []
+        while checking.is_alive() and not confined:
+            confined = [p for p in parser_processes(native.parser) if p["seccomp"] == "2"]
+            time.sleep(0.02)
+        checking.join()
+    finally:
+        proc.close()
+    assert confined, "no confined fork seen while the huge answer was compiled"
+    fork = confined[0]
+    assert fork["session"] == fork["pid"]
+    assert re.search(r"Max address space\s+2147483648\s", fork["limits"])
+    cpu = re.search(r"Max cpu time\s+(\d+)\s", fork["limits"])
+    assert cpu and 1 <= int(cpu.group(1)) <= 20
+    assert done == [Verdict.ERROR]
+
+
+def test_a_warm_parser_that_died_is_replaced(hol_native_base: WarmProcess) -> None:
+    native = hol_native_base.launcher.native
+    assert native is not None
+    proc = hol_native_base.clone()
+    try:
+        assert proc.add_goal("g", GOAL) is None
+        assert proc.check("g", "ARITH_TAC", 30.0, 2048).verdict == Verdict.OK
+        warm = [p for p in parser_processes(native.parser) if p["seccomp"] == "0"]
+        assert warm
+        for p in warm:
+            os.kill(int(p["pid"]), signal.SIGKILL)
+        assert (
+            proc.check("g", "INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES]", 30.0, 2048).verdict
+            == Verdict.OK
+        )
     finally:
         proc.close()
