@@ -197,9 +197,7 @@ def test_a_warm_parser_that_died_is_replaced(hol_native_base: WarmProcess) -> No
         assert warm
         for p in warm:
             os.kill(int(p["pid"]), signal.SIGKILL)
-        assert (
-            proc.check("g", "INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES]", 30.0, 2048).verdict
-            == Verdict.OK
-        )
+        out = proc.check("g", "INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES]", 30.0, 2048)
+        assert out.verdict == Verdict.OK, out
     finally:
         proc.close()

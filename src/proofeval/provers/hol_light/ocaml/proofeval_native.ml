@@ -212,34 +212,47 @@ let split_reply s =
   | Some i -> (int_of_string_opt (String.sub s 0 i), String.sub s (i + 1) (String.length s - i - 1))
   | None -> (None, "")
 
-(* In [dir], which holds answer.txt: parse, deny-check, and compile it as a value of
-   [kind], in a fork of the zygote, killed (with whatever it started) at the deadline. *)
-let compile_in cfg budget dir kind =
+(* One request to the warm parser: the reply of its fork, None if no fork took it (the
+   warm parser died), or `Timeout once the fork's session is killed at the deadline. *)
+let request cfg budget dir kind =
   let fd = connect cfg in
   Fun.protect ~finally:(fun () -> Unix.close fd) @@ fun () ->
   let cpu = Printf.sprintf "%.3f" (budget.deadline -. Unix.gettimeofday ()) in
   send fd [ dir; kind; cpu; string_of_int budget.memory_mb ];
   Unix.shutdown fd Unix.SHUTDOWN_SEND;
   match read_output budget.deadline fd with
-  | `Done s -> (
-      match split_reply s with
-      | _, reply -> (
-          match decode reply with
-          | [ "ok" ] -> `Plugin (Filename.concat dir "answer.cmxs")
-          | [ "untyped"; printed ] ->
-              `Error ("does not type-check as a " ^ kind ^ ": " ^ one_line (compiler_reason printed))
-          | [ "denied"; why ] -> `Denied why
-          | [ "error"; why ] -> `Error why
-          | _ -> `Error "no valid reply from the parser"
-          | exception _ -> `Error "the parser and compiler stopped without a reply"))
+  | `Done s -> ( match split_reply s with Some _, reply -> `Reply (Some reply) | None, _ -> `Reply None)
+  | exception Unix.Unix_error (Unix.ECONNRESET, _, _) -> `Reply None
   | `Timeout so_far ->
       (match split_reply so_far with
-      | Some pid, _ -> (
+      | Some pid, _ ->
           (try Unix.kill (-pid) Sys.sigkill with Unix.Unix_error _ -> ());
           (* its end closes the connection: then nothing more is written in [dir] *)
-          ignore (read_output (Unix.gettimeofday () +. 5.) fd))
+          ignore (read_output (Unix.gettimeofday () +. 5.) fd)
       | None, _ -> ());
-      out_of_time budget
+      `Timeout
+
+(* In [dir], which holds answer.txt: parse, deny-check, and compile it as a value of
+   [kind], in a fork of the warm parser, killed (with whatever it started) at the
+   deadline. *)
+let compile_in cfg budget dir kind =
+  let reply =
+    match request cfg budget dir kind with
+    | `Reply None -> request cfg budget dir kind  (* a new warm parser takes it *)
+    | first -> first
+  in
+  match reply with
+  | `Timeout -> out_of_time budget
+  | `Reply None -> `Error "the warm parser stopped without taking the answer"
+  | `Reply (Some reply) -> (
+      match decode reply with
+      | [ "ok" ] -> `Plugin (Filename.concat dir "answer.cmxs")
+      | [ "untyped"; printed ] ->
+          `Error ("does not type-check as a " ^ kind ^ ": " ^ one_line (compiler_reason printed))
+      | [ "denied"; why ] -> `Denied why
+      | [ "error"; why ] -> `Error why
+      | _ -> `Error "no valid reply from the parser"
+      | exception _ -> `Error "the parser and compiler stopped without a reply")
 
 (* Parse, deny-check, and compile [text] as a value of [kind]: the plugin, or why not.
    Everything it writes lies in a directory of its own, removed whatever ended the

@@ -66,7 +66,9 @@ let work ~checked conn =
     match decode (read_to_end conn) with
     | [ dir; kind; cpu; memory_mb ] ->
         confine ~dir ~cpu:(float_of_string cpu) ~memory_mb:(int_of_string memory_mb);
-        let text = read_to_end (Unix.openfile "answer.txt" [ Unix.O_RDONLY ] 0) in
+        let fd = Unix.openfile "answer.txt" [ Unix.O_RDONLY ] 0 in
+        let text = read_to_end fd in
+        Unix.close fd;
         compiled ~checked ~dir ~name:"Answer" kind text
     | _ -> [ "error"; "no valid request" ]
     | exception exn -> [ "error"; one_line (Printexc.to_string exn) ]
@@ -77,18 +79,28 @@ let work ~checked conn =
    the deny-list and the compiler set up on first use (the modules on disk, among
    others) is set up once. *)
 let warm_up ~checked =
-  let dir = Filename.concat (Filename.get_temp_dir_name ()) (Printf.sprintf "proofeval_warm_%d" (Unix.getpid ())) in
+  let name = Printf.sprintf "proofeval_warm_%d" (Unix.getpid ()) in
+  let dir = Filename.concat (Filename.get_temp_dir_name ()) name in
   Unix.mkdir dir 0o700;
   (* a name no answer may use: the compiler remembers the units it compiled *)
-  ignore (compiled ~checked ~dir ~name:"Proofeval_warm_up" "tactic" "REWRITE_TAC []");
+  (match compiled ~checked ~dir ~name:"Proofeval_warm_up" "tactic" "REWRITE_TAC []" with
+  | [ "ok" ] -> ()
+  | reply -> prerr_endline ("proofeval_parse: the warm-up failed: " ^ String.concat ": " reply));
   Array.iter (fun f -> Sys.remove (Filename.concat dir f)) (Sys.readdir dir);
   Unix.rmdir dir
 
 let serve ~checked ~include_dirs modules =
   die_with_parent ();
   forbid_inspection ();
+  (* a warm process that is the sandbox's first ignores it, and this one inherits that;
+     the compiler waits for the assembler *)
+  Sys.set_signal Sys.sigchld Sys.Signal_default;
   Proofeval_compiler.prepare ~include_dirs modules;
   warm_up ~checked;
+  (* A fork that collects writes to the pages it shares with this process, which are
+     then copied: with a young heap of 8 MiB, a small answer's fork never collects. *)
+  Gc.compact ();
+  Gc.set { (Gc.get ()) with Gc.minor_heap_size = 1 lsl 20 };
   Sys.set_signal Sys.sigchld Sys.Signal_ignore;  (* the forks are not waited for *)
   let rec loop () =
     match Unix.accept ~cloexec:true Unix.stdin with
