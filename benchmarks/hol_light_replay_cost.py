@@ -4,7 +4,8 @@ In one run, on one path (--native auto: native where it can be built, as proofev
 default), through the sandboxed server, each proof is checked whole (fork, parse check,
 proof, kernel steps, replay, verdict) twice: with `--replay off` ("plain": the proof alone)
 and with `--replay on` (the default). Printed: the CPU seconds of each (the warm process
-and every process it forked for the check: robust on a shared machine), their ratio, the
+and every process it forked for the check: robust on a shared machine; natively not the
+answer's parse and compile, done in a fork of the warm parser), their ratio, the
 wall seconds of each (attempt start to verdict: the replay now runs beside the writing), and
 the peak major heap of the proof without and with the kernel log (measured in a fresh
 clone each: `prove` as the attempt's child runs it, then the child with the log, writing
@@ -137,7 +138,8 @@ def phases(proc: WarmProcess, goal: str, tactic: str) -> str:
 
 
 # CPU seconds of this warm process and of the children it reaped (an attempt's child, the
-# replay's sibling, natively the parser and compiler of the answer).
+# replay's sibling; natively the answer's parse and compile are a fork of the warm parser,
+# which is not this process's child, and do not count).
 CPU = (
     '(let t = Unix.times () in Printf.sprintf "%.3f" '
     "(t.Unix.tms_utime +. t.Unix.tms_stime +. t.Unix.tms_cutime +. t.Unix.tms_cstime))"
