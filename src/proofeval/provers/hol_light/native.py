@@ -385,6 +385,7 @@ def native_environment(build: NativeBuild) -> dict[str, str]:
     """What the native checker reads besides the launcher's environment."""
     return {
         "PROOFEVAL_PARSE": str(build.parser),
+        "PROOFEVAL_OCAMLOPT": shutil.which("ocamlopt.opt") or "/usr/bin/ocamlopt.opt",
         "PROOFEVAL_LOAD_PATH": build.interfaces,
     }
 

@@ -23,16 +23,6 @@ let read path =
 
 let lid s = Location.mknoloc (Longident.unflatten (String.split_on_char '.' s) |> Option.get)
 
-let opens modules =
-  List.map (fun m -> Ast_helper.(Str.open_ (Opn.mk (Mod.ident (lid m))))) modules
-
-let write_ast out (items : Parsetree.structure) =
-  let oc = open_out_bin out in
-  output_string oc Config.ast_impl_magic_number;
-  output_value oc (Filename.basename out);
-  output_value oc items;
-  close_out oc
-
 (* let () = Proofeval_native_slots.KIND := Some (fun () -> (e : KIND)) *)
 let assign_slot kind e =
   let open Ast_helper in
@@ -165,8 +155,8 @@ let context source out modules =
       | Some name -> [ "error"; Printf.sprintf "the directive #%s cannot be compiled natively" name ]
       | None ->
           let items = function Parsetree.Ptop_def items -> items | Parsetree.Ptop_dir _ -> [] in
-          let items = opens modules @ List.concat_map items phrases in
-          write_ast out (generalize items);
+          let items = Proofeval_compiler.opens modules @ List.concat_map items phrases in
+          Proofeval_compiler.write_ast out (generalize items);
           [ "ok" ]
 
 let load_path () = String.split_on_char ':' (Sys.getenv "PROOFEVAL_LOAD_PATH")

@@ -46,16 +46,20 @@ let confine ~dir ~cpu ~memory_mb =
   Unix.putenv "TMPDIR" dir;  (* the assembler's and linker's temporary files *)
   Filename.set_temp_dir_name dir;  (* the compiler's assembly listings *)
   let output = Unix.openfile "output" [ Unix.O_WRONLY; Unix.O_CREAT; Unix.O_TRUNC ] 0o600 in
+  (* what the tools print, read back when one fails *)
   Unix.dup2 output Unix.stdout;
   Unix.dup2 output Unix.stderr;
   Unix.close output;
   confine_compiler ()
 
+let ocamlopt = lazy (Sys.getenv "PROOFEVAL_OCAMLOPT")
+
 let compiled ~checked ~dir ~name kind text =
   match checked kind text with
   | Error reply -> reply
   | Ok items -> (
-      match Proofeval_compiler.compile ~dir ~name items with
+      let output = Filename.concat dir "output" in
+      match Proofeval_compiler.compile ~ocamlopt:(Lazy.force ocamlopt) ~output ~dir ~name ~text items with
       | Ok _ -> [ "ok" ]
       | Error printed -> [ "untyped"; printed ])
 
