@@ -102,9 +102,11 @@ let serve ~checked ~include_dirs modules =
   Proofeval_compiler.prepare ~include_dirs modules;
   warm_up ~checked;
   (* A fork that collects writes to the pages it shares with this process, which are
-     then copied: with a young heap of 8 MiB, a small answer's fork never collects. *)
+     then copied: with a young heap of 8 MiB, a small answer's fork never collects.
+     Not from OCaml 5 on, which reserves a young heap's address space for each of 128
+     possible domains: 1 GiB, over a small attempt's memory limit. *)
   Gc.compact ();
-  Gc.set { (Gc.get ()) with Gc.minor_heap_size = 1 lsl 20 };
+  if Sys.ocaml_version < "5" then Gc.set { (Gc.get ()) with Gc.minor_heap_size = 1 lsl 20 };
   Sys.set_signal Sys.sigchld Sys.Signal_ignore;  (* the forks are not waited for *)
   let rec loop () =
     match Unix.accept ~cloexec:true Unix.stdin with
