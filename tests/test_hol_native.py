@@ -201,3 +201,23 @@ def test_a_warm_parser_that_died_is_replaced(hol_native_base: WarmProcess) -> No
         assert out.verdict == Verdict.OK, out
     finally:
         proc.close()
+
+
+def test_long_and_short_answers_compile_alike(hol_native_base: WarmProcess) -> None:
+    """An answer over 512 bytes is compiled by ocamlopt.opt, a shorter one by the warm
+    parser's own passes: the same verdicts, and the same reason for a type error."""
+    padding = "ADD_CLAUSES; " * 60
+    proc = hol_native_base.clone()
+    try:
+        assert proc.add_goal("g", GOAL) is None
+        assert proc.check("g", f"REWRITE_TAC[{padding}ADD_CLAUSES]", 30.0, 2048).verdict == (
+            Verdict.OK
+        )
+        short = proc.check("g", "REWRITE_TAC[1]", 30.0, 2048)
+        long = proc.check("g", f"REWRITE_TAC[{padding}1]", 30.0, 2048)
+    finally:
+        proc.close()
+    for out in (short, long):
+        assert (out.verdict, out.stage) == (Verdict.ERROR, Stage.PRECHECK), out
+    assert "does not type-check as a tactic" in short.message
+    assert "type int" in short.message and short.message == long.message
