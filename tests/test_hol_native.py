@@ -220,4 +220,6 @@ def test_long_and_short_answers_compile_alike(hol_native_base: WarmProcess) -> N
     for out in (short, long):
         assert (out.verdict, out.stage) == (Verdict.ERROR, Stage.PRECHECK), out
     assert "does not type-check as a tactic" in short.message
-    assert "type int" in short.message and short.message == long.message
+    # OCaml 5.3's ocamlopt.opt quotes code in what it prints to a file; its passes here do not
+    assert "type int" in short.message
+    assert short.message == long.message.replace('"', "")
