@@ -55,7 +55,7 @@ SOURCES = (
     "proofeval_deny.ml",
     "proofeval_phrases.ml",
     "proofeval_compiler.ml",
-    "proofeval_zygote.ml",
+    "proofeval_warm_parser.ml",
     "proofeval_parse.ml",
     "proofeval_server.ml",
     "proofeval_states.ml",
@@ -314,7 +314,7 @@ def _build_parser(out: Path, hol_dir: Path) -> None:
     # HOL Light 3's pa_j installs HOL Light's quotation expander itself.
     quotes = [] if is_hol_light_3(hol_dir) else ["proofeval_quotes.ml"]
     names = [f"{COMPAT}.ml", *quotes, "proofeval_text.ml", "proofeval_deny.ml",
-             "proofeval_phrases.ml", "proofeval_compiler.ml", "proofeval_zygote.ml",
+             "proofeval_phrases.ml", "proofeval_compiler.ml", "proofeval_warm_parser.ml",
              "proofeval_parse.ml"]  # fmt: skip
     for name in [*names, "proofeval_stubs.c"]:
         shutil.copy(out / name, parse / name)

@@ -1,5 +1,5 @@
 (* ocamlopt -shared for one answer: the native path's compiler kept warm (see
-   proofeval_zygote.ml). What an external ocamlopt spends on a small answer is mostly
+   proofeval_warm_parser.ml). What an external ocamlopt spends on a small answer is mostly
    reading HOL Light's interface and opening it (a module of thousands of values), then
    its own start: here the interfaces are read and opened once, into an environment
    that every answer is typed in, and each answer is compiled in a fork of this

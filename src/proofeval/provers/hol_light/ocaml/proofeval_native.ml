@@ -1,6 +1,6 @@
 (* The native engine: HOL Light and its contexts are native code, so text cannot be
    evaluated; it is compiled and linked. An answer goes to proofeval_parse, kept warm
-   (proofeval_zygote.ml), whose fork parses it with HOL Light's own parser, applies the
+   (proofeval_warm_parser.ml), whose fork parses it with HOL Light's own parser, applies the
    same deny-list as the bytecode path, and compiles the checked parse tree with
    ocamlopt's passes (type-checking it against HOL Light and the loaded contexts) into
    a plugin that the attempt's child links with Dynlink. That fork runs here, in the
@@ -170,14 +170,14 @@ let out_of_time budget =
   `Error
     (Printf.sprintf "the answer could not be parsed and compiled within its %gs" budget.timeout)
 
-(* The warm parser and compiler (see proofeval_zygote.ml) that opened [modules]: started
+(* The warm parser and compiler (see proofeval_warm_parser.ml) that opened [modules]: started
    by this process or by the one it was forked from; one that has died is replaced. *)
-type zygote = { socket : string; modules : string list }
+type warm_parser = { socket : string; modules : string list }
 
-let zygote = ref None
+let warm_parser = ref None
 
-let start_zygote cfg =
-  let socket = Filename.concat cfg.scratch (fresh "proofeval_zygote") in
+let start_warm_parser cfg =
+  let socket = Filename.concat cfg.scratch (fresh "proofeval_warm_parser") in
   let listening = Unix.socket ~cloexec:true Unix.PF_UNIX Unix.SOCK_STREAM 0 in
   Unix.bind listening (Unix.ADDR_UNIX socket);
   Unix.listen listening 64;
@@ -191,7 +191,7 @@ let start_zygote cfg =
   | _ -> ());
   Unix.close listening;
   let z = { socket; modules = !opened } in
-  zygote := Some z;
+  warm_parser := Some z;
   z
 
 let connect cfg =
@@ -203,10 +203,10 @@ let connect cfg =
         Unix.close fd;
         None
   in
-  let current = match !zygote with Some z when z.modules = !opened -> attempt z | _ -> None in
-  match current with Some fd -> fd | None -> Option.get (attempt (start_zygote cfg))
+  let current = match !warm_parser with Some z when z.modules = !opened -> attempt z | _ -> None in
+  match current with Some fd -> fd | None -> Option.get (attempt (start_warm_parser cfg))
 
-(* The zygote's fork for one answer: its pid, then its reply. *)
+(* What the warm parser's fork for one answer wrote: its pid, then its reply. *)
 let split_reply s =
   match String.index_opt s '\n' with
   | Some i -> (int_of_string_opt (String.sub s 0 i), String.sub s (i + 1) (String.length s - i - 1))

@@ -2,7 +2,7 @@
    (pa_j) exists only as bytecode, so the native checker runs this program to parse
    text, exactly as the toplevel does, and to apply the same deny-list.
 
-     proofeval_parse serve MODULE...   (see proofeval_zygote.ml: answers, kept warm)
+     proofeval_parse serve MODULE...   (see proofeval_warm_parser.ml: answers, kept warm)
      proofeval_parse REPLY context SOURCE OUT MODULE...
      proofeval_parse REPLY split SOURCE
 
@@ -21,7 +21,7 @@ let read path =
   close_in ic;
   text
 
-let lid s = Location.mknoloc (Longident.unflatten (String.split_on_char '.' s) |> Option.get)
+let lid = Proofeval_compiler.lid
 
 (* let () = Proofeval_native_slots.KIND := Some (fun () -> (e : KIND)) *)
 let assign_slot kind e =
@@ -187,5 +187,5 @@ let () =
   match Array.to_list Sys.argv with
   | _ :: "serve" :: modules ->
       setup ();
-      Proofeval_zygote.serve ~checked ~include_dirs:(load_path ()) modules
+      Proofeval_warm_parser.serve ~checked ~include_dirs:(load_path ()) modules
   | _ -> reply ()
