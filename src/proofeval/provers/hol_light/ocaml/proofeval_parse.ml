@@ -7,7 +7,8 @@
      proofeval_parse REPLY split SOURCE
 
    An answer is parsed, checked and compiled in this program, by ocamlopt's own passes
-   (proofeval_compiler.ml), so what is compiled is the parse tree that was checked. A
+   (proofeval_compiler.ml; a long one's parse tree by ocamlopt.opt), so what is compiled
+   is the parse tree that was checked. A
    context is written as that parse tree (OCaml's binary AST format, which ocamlopt
    reads as a source file). The reply is one framed message written to the file REPLY
    (camlp5 prints banners on stdout): "ok", "error" why, or for split the fields of

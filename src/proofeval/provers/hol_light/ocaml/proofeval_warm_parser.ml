@@ -66,14 +66,18 @@ let compiled ~checked ~dir ~name kind text =
 let work ~checked conn =
   let pid = string_of_int (Unix.getpid ()) ^ "\n" in
   write_all conn pid 0 (String.length pid);
+  let answer dir kind cpu memory_mb =
+    confine ~dir ~cpu:(float_of_string cpu) ~memory_mb:(int_of_string memory_mb);
+    let fd = Unix.openfile "answer.txt" [ Unix.O_RDONLY ] 0 in
+    let text = read_to_end fd in
+    Unix.close fd;
+    compiled ~checked ~dir ~name:"Answer" kind text
+  in
   let reply =
     match decode (read_to_end conn) with
-    | [ dir; kind; cpu; memory_mb ] ->
-        confine ~dir ~cpu:(float_of_string cpu) ~memory_mb:(int_of_string memory_mb);
-        let fd = Unix.openfile "answer.txt" [ Unix.O_RDONLY ] 0 in
-        let text = read_to_end fd in
-        Unix.close fd;
-        compiled ~checked ~dir ~name:"Answer" kind text
+    | [ dir; kind; cpu; memory_mb ] -> (
+        (* out of memory, or of stack on a deeply nested answer *)
+        try answer dir kind cpu memory_mb with exn -> [ "error"; one_line (Printexc.to_string exn) ])
     | _ -> [ "error"; "no valid request" ]
     | exception exn -> [ "error"; one_line (Printexc.to_string exn) ]
   in
