@@ -20,8 +20,9 @@ module Backend = struct
   let max_sensible_number_of_arguments = Proc.max_arguments_for_tailcalls - 1
 end
 
-(* Measured (docs/performance.md): 21 against 33 ms at 130 bytes, 66 against 50 ms at
-   950 bytes, 151 against 73 ms at 2.7 KB. *)
+(* Where the two cost the same. In process against ocamlopt.opt (docs/performance.md):
+   21 against 33 ms at 130 bytes, 66 against 50 ms at 950 bytes, 151 against 73 ms at
+   2.7 KB. *)
 let in_process_limit = 512
 
 (* The environment answers are typed in: the modules they open, opened. *)
