@@ -179,7 +179,7 @@ let as_compiler nr args =
   | 0 ->
       Unix.close r;
       (try
-         Proofeval_native.confine_compiler ();
+         Proofeval_tool_confinement.confine_compiler ();
          let v = string_of_int (sys nr args) in
          ignore (Unix.write_substring w v 0 (String.length v))
        with _ -> ());

@@ -54,6 +54,7 @@ SOURCES = (
     "proofeval_text.ml",
     "proofeval_deny.ml",
     "proofeval_phrases.ml",
+    "proofeval_tool_confinement.ml",
     "proofeval_compiler.ml",
     "proofeval_warm_parser.ml",
     "proofeval_parse.ml",
@@ -292,12 +293,14 @@ def _compile_all(out: Path, src: Path, text: str, hol_dir: Path) -> None:
     steps = [
         ([*opt, "-w", "-a", "-c", f"{CORE}.ml"], "compiling HOL Light natively"),
         ([*opt, "-c", "proofeval_text.ml", "proofeval_server.ml", "proofeval_states.ml",
-          "proofeval_native_slots.ml", "proofeval_native.ml", "proofeval_native_main.ml"],
+          "proofeval_native_slots.ml", "proofeval_tool_confinement.ml", "proofeval_native.ml",
+          "proofeval_native_main.ml"],
          "compiling the checker"),
         ([*opt, "-linkpkg", "-linkall", "-o", EXECUTABLE, "proofeval_stubs.o",
           "proofeval_identity.cmx", *bignum, f"{CORE}.cmx", "proofeval_text.cmx",
           "proofeval_server.cmx",
-          "proofeval_states.cmx", "proofeval_native_slots.cmx", "proofeval_native.cmx",
+          "proofeval_states.cmx", "proofeval_native_slots.cmx",
+          "proofeval_tool_confinement.cmx", "proofeval_native.cmx",
           "proofeval_native_main.cmx"],
          "linking the checker"),
     ]  # fmt: skip
@@ -314,8 +317,8 @@ def _build_parser(out: Path, hol_dir: Path) -> None:
     # HOL Light 3's pa_j installs HOL Light's quotation expander itself.
     quotes = [] if is_hol_light_3(hol_dir) else ["proofeval_quotes.ml"]
     names = [f"{COMPAT}.ml", *quotes, "proofeval_text.ml", "proofeval_deny.ml",
-             "proofeval_phrases.ml", "proofeval_compiler.ml", "proofeval_warm_parser.ml",
-             "proofeval_parse.ml"]  # fmt: skip
+             "proofeval_phrases.ml", "proofeval_tool_confinement.ml", "proofeval_compiler.ml",
+             "proofeval_warm_parser.ml", "proofeval_parse.ml"]  # fmt: skip
     for name in [*names, "proofeval_stubs.c"]:
         shutil.copy(out / name, parse / name)
     camlp5 = _package_dir("camlp5")

@@ -62,7 +62,6 @@ let budget ~timeout ~deadline ~memory_mb =
   { timeout; deadline; cpu = deadline -. Unix.gettimeofday (); memory_mb }
 
 let output_limit = 65536
-let file_limit_mb = 128  (* any one file a tool writes: an assembly listing, a plugin *)
 
 let children_cpu () =
   let t = Unix.times () in
@@ -105,25 +104,13 @@ let environment dir =
           (Array.to_list (Unix.environment ()))))
     [| "TMPDIR=" ^ dir |]
 
-(* See proofeval_stubs.c: what the parser and the compilers may call. *)
-external confine_compiler : unit -> unit = "proofeval_confine_compiler"
-
 let start_tool budget dir argv out =
   match Unix.fork () with
   | 0 -> (
       try
-        ignore (Unix.setsid ());  (* its own group, killed with whatever it started *)
-        let mb n = Int64.mul (Int64.of_int n) 1048576L in
-        Proofeval_server.setrlimit Proofeval_server.rlimit_as (mb budget.memory_mb);
-        Proofeval_server.setrlimit Proofeval_server.rlimit_cpu
-          (Int64.of_float (Float.max 1. (ceil budget.cpu)));
-        Proofeval_server.setrlimit Proofeval_server.rlimit_fsize (mb file_limit_mb);
-        Proofeval_server.setrlimit Proofeval_server.rlimit_core 0L;
-        Unix.dup2 out Unix.stdout;
-        Unix.dup2 out Unix.stderr;
-        Unix.chdir dir;
         let env = environment dir in
-        confine_compiler ();
+        Proofeval_tool_confinement.confine ~dir ~cpu:budget.cpu ~memory_mb:budget.memory_mb
+          ~output:out;
         Unix.execve argv.(0) argv env
       with _ -> Unix._exit 127)
   | pid -> pid

@@ -16,12 +16,6 @@
 
 open Proofeval_text
 
-let read path =
-  let ic = open_in_bin path in
-  let text = really_input_string ic (in_channel_length ic) in
-  close_in ic;
-  text
-
 let lid = Proofeval_compiler.lid
 
 (* let () = Proofeval_native_slots.KIND := Some (fun () -> (e : KIND)) *)
@@ -138,7 +132,7 @@ let linked = [ "unix.cma"; "nums.cma"; "str.cma" ]
 
 (* A context: trusted text, its loads already inlined by proofeval. *)
 let context source out modules =
-  let lexbuf = Lexing.from_string (read source) in
+  let lexbuf = Lexing.from_string (Proofeval_compiler.read_file source) in
   Location.init lexbuf source;
   match capture_output (fun () -> !Toploop.parse_use_file lexbuf) with
   | exception Captured (exn, printed) ->

@@ -13,15 +13,8 @@
 
 open Proofeval_text
 
-external setrlimit : int -> int64 -> unit = "proofeval_setrlimit"
 external die_with_parent : unit -> unit = "proofeval_die_with_parent"
 external forbid_inspection : unit -> unit = "proofeval_forbid_inspection"
-external confine_compiler : unit -> unit = "proofeval_confine_compiler"
-
-let rlimit_as = 0 and rlimit_cpu = 1 and rlimit_fsize = 3 and rlimit_core = 4
-let file_limit_mb = 128  (* any one file a tool writes: an assembly listing, a plugin *)
-
-let mb n = Int64.mul (Int64.of_int n) 1048576L
 
 let read_to_end fd =
   let buf = Buffer.create 256 and chunk = Bytes.create 4096 in
@@ -35,22 +28,15 @@ let read_to_end fd =
   in
   loop ()
 
-(* Limits, scratch directory and system calls of the tools this fork is about to be. *)
+(* Confined as the tools it is about to be, in [dir], which is also the scratch of the
+   compiler (its assembly listings) and of the assembler and linker. *)
 let confine ~dir ~cpu ~memory_mb =
-  ignore (Unix.setsid ());
-  setrlimit rlimit_as (mb memory_mb);
-  setrlimit rlimit_cpu (Int64.of_float (Float.max 1. (ceil cpu)));
-  setrlimit rlimit_fsize (mb file_limit_mb);
-  setrlimit rlimit_core 0L;
-  Unix.chdir dir;
-  Unix.putenv "TMPDIR" dir;  (* the assembler's and linker's temporary files *)
-  Filename.set_temp_dir_name dir;  (* the compiler's assembly listings *)
-  let output = Unix.openfile "output" [ Unix.O_WRONLY; Unix.O_CREAT; Unix.O_TRUNC ] 0o600 in
+  Unix.putenv "TMPDIR" dir;
+  Filename.set_temp_dir_name dir;
   (* what the tools print, read back when one fails *)
-  Unix.dup2 output Unix.stdout;
-  Unix.dup2 output Unix.stderr;
-  Unix.close output;
-  confine_compiler ()
+  let output = Unix.openfile (Filename.concat dir "output") [ Unix.O_WRONLY; Unix.O_CREAT; Unix.O_TRUNC ] 0o600 in
+  Proofeval_tool_confinement.confine ~dir ~cpu ~memory_mb ~output;
+  Unix.close output
 
 let ocamlopt = lazy (Sys.getenv "PROOFEVAL_OCAMLOPT")
 
@@ -68,10 +54,7 @@ let work ~checked conn =
   write_all conn pid 0 (String.length pid);
   let answer dir kind cpu memory_mb =
     confine ~dir ~cpu:(float_of_string cpu) ~memory_mb:(int_of_string memory_mb);
-    let fd = Unix.openfile "answer.txt" [ Unix.O_RDONLY ] 0 in
-    let text = read_to_end fd in
-    Unix.close fd;
-    compiled ~checked ~dir ~name:"Answer" kind text
+    compiled ~checked ~dir ~name:"Answer" kind (Proofeval_compiler.read_file "answer.txt")
   in
   let reply =
     match decode (read_to_end conn) with
