@@ -10,8 +10,10 @@
 
    In an attempt's child, each step is written as the kernel makes it, into a numbered
    slot. Slots are freed without a finaliser (a closure per value, promoted at the next
-   minor collection: the costliest part of the log when it had one): a theorem's slot is
-   watched in a weak array, swept now and then for the dead, each written as [F n]; a
+   minor collection: the costliest part of the log when it had one): a theorem made in
+   the minor heap is found dead or copied out at the end of the next minor collection
+   (most die there), and one in the major heap is watched in a weak array, swept now
+   and then for the dead; each dead theorem is written as [F n]; a
    term's slot lives as long as the term stays in the cache below, which is the only way
    the child names it again, and an evicted term is written as [G n]. Either record goes
    after the next theorem's record, and the slot is then free for a later record. So the
@@ -28,13 +30,14 @@ let is_sequent th =
   && (let p = Obj.field th 0 in
       Obj.is_block p && Obj.tag p = 0 && (Obj.size p = 2 || Obj.size p = 3))
 
-(* The number a theorem carries, if it has the shape of a theorem that carries one. *)
-let carried (th : 'thm) : int option =
+(* The number a theorem carries, if it has the shape of a theorem that carries one;
+   else 0, which is no theorem's number. *)
+let carried (th : 'thm) : int =
   let th = Obj.repr th in
   if is_sequent th && Obj.size (Obj.field th 0) = 3 then
     let n = Obj.field (Obj.field th 0) 2 in
-    if Obj.is_int n then Some (Obj.obj n) else None
-  else None
+    if Obj.is_int n then Obj.obj n else 0
+  else 0
 
 (* [th] (a theorem the kernel just made, or one numbered before an attempt: a [Sequent]
    by its type) made to carry [n]. *)
@@ -45,7 +48,6 @@ let carry (th : 'thm) (n : int) : unit =
 
 (* ---- the stream, in an attempt's child ---- *)
 
-let out = Buffer.create 65536
 let channel : out_channel option ref = ref None
 
 (* Called when the steps cannot be written: the child must end there (an answer's
@@ -54,26 +56,61 @@ let broken : (unit -> unit) ref = ref (fun () -> exit 4)
 
 let flush_at = 65536
 
+(* The records not yet sent: the first [used] bytes of [out]. Each record makes room for
+   itself first, so its bytes are then written unchecked. *)
+let out = ref (Bytes.create (2 * flush_at))
+let used = ref 0
+
+let grow k =
+  let bigger = Bytes.create (2 * (!used + k)) in
+  Bytes.blit !out 0 bigger 0 !used;
+  out := bigger
+
+let room k = if !used + k > Bytes.length !out then grow k
+
 let send () =
-  match !channel with
-  | Some oc -> Buffer.output_buffer oc out; Buffer.clear out
-  | None -> Buffer.clear out
+  (match !channel with Some oc -> output oc !out 0 !used | None -> ());
+  used := 0
 
 (* A number, as LEB128: seven bits a byte, low first, the high bit set on all but the
-   last. Never negative. *)
-let rec add_num n =
-  if n < 128 then Buffer.add_char out (Char.unsafe_chr n)
+   last. Never negative, so at most [num_room] bytes. Written at [pos] of [buf], which
+   has room; the position after it is returned. *)
+let num_room = 9
+
+let rec num_at buf pos n =
+  if n < 128 then (Bytes.unsafe_set buf pos (Char.unsafe_chr n); pos + 1)
   else begin
-    Buffer.add_char out (Char.unsafe_chr (n land 127 lor 128));
-    add_num (n lsr 7)
+    Bytes.unsafe_set buf pos (Char.unsafe_chr (n land 127 lor 128));
+    num_at buf (pos + 1) (n lsr 7)
   end
 
-(* One record: its kind (a byte, see proofeval_replay.ml), its slot, then its names (each
-   its length, then its bytes) and its numbers. *)
-let put (kind : char) slot names nums =
-  Buffer.add_char out kind; add_num slot;
-  List.iter (fun s -> add_num (String.length s); Buffer.add_string out s) names;
-  List.iter add_num nums
+let num n = used := num_at !out !used n
+
+(* A record's kind (a byte, see proofeval_replay.ml) and slot, with room for [k] more
+   numbers; the position after them is returned. *)
+let head kind slot k =
+  room (1 + num_room * (1 + k));
+  let buf = !out in
+  Bytes.unsafe_set buf !used kind;
+  num_at buf (!used + 1) slot
+
+(* One record: its kind, its slot, then its names (each its length, then its bytes) and
+   its numbers. The records with no names and at most two numbers, nearly all, have
+   their own functions. *)
+let put kind slot names nums =
+  let k = List.length nums + List.length names in
+  room (1 + num_room * (1 + k) + List.fold_left (fun l s -> l + String.length s) 0 names);
+  used := head kind slot k;
+  List.iter
+    (fun s ->
+      let l = String.length s in
+      num l; Bytes.blit_string s 0 !out !used l; used := !used + l)
+    names;
+  List.iter num nums
+
+let put0 kind slot = used := head kind slot 0
+let put1 kind slot a = used := num_at !out (head kind slot 1) a
+let put2 kind slot a b = let buf = !out in used := num_at buf (num_at buf (head kind slot 2) a) b
 
 (* A stack of ints that allocates only to grow: a slot is dropped and freed for every
    theorem and term the child stops naming, millions in a heavy proof. *)
@@ -81,13 +118,14 @@ type stack = { mutable items : int array; mutable size : int }
 
 let stack () = { items = Array.make 1024 0; size = 0 }
 
+let grow_stack s =
+  let bigger = Array.make (2 * s.size) 0 in
+  Array.blit s.items 0 bigger 0 s.size;
+  s.items <- bigger
+
 let push s n =
-  if s.size = Array.length s.items then begin
-    let bigger = Array.make (2 * s.size) 0 in
-    Array.blit s.items 0 bigger 0 s.size;
-    s.items <- bigger
-  end;
-  s.items.(s.size) <- n;
+  if s.size = Array.length s.items then grow_stack s;
+  Array.unsafe_set s.items s.size n;
   s.size <- s.size + 1
 
 (* Slots: the highest used, and those freed (written as freed) for reuse. *)
@@ -95,10 +133,9 @@ let high = ref 0
 let free_slots = stack ()
 
 let take () =
-  if free_slots.size > 0 then begin
-    free_slots.size <- free_slots.size - 1;
-    free_slots.items.(free_slots.size)
-  end else (incr high; !high)
+  let k = free_slots.size - 1 in
+  if k >= 0 then (free_slots.size <- k; Array.unsafe_get free_slots.items k)
+  else (incr high; !high)
 
 (* Slots no longer named: theorems positive, terms negative, written (by [release])
    only between records, since a record being made may still name them. *)
@@ -151,27 +188,52 @@ let sweep_young () =
   young_count := 0;
   if old.size > 2 * max young_size !old_swept then sweep_old ()
 
-let watch_theorem (th : 'thm) (n : int) =
+let watch_weakly (th : Obj.t) (n : int) =
   let c = n lsr chunk_bits in
   if c >= Array.length !watched then
     watched := Array.append !watched (Array.init (c + 1 - Array.length !watched) (fun _ -> Weak.create chunk));
-  Weak.set !watched.(c) (n land (chunk - 1)) (Some (Obj.repr th));
+  Weak.set !watched.(c) (n land (chunk - 1)) (Some th);
   if !young_count = young_size then sweep_young ();
   young.(!young_count) <- n; incr young_count
+
+(* A theorem in the minor heap is watched by the collector instead (proofeval_stubs.c):
+   at the end of the next minor collection its slot is found dead, or it is found
+   copied out and waits to be watched weakly. *)
+external watch_young : 'thm -> int -> bool = "proofeval_watch_young" [@@noalloc]
+external waiting : unit -> int = "proofeval_waiting" [@@noalloc]
+external promoted_count : unit -> int = "proofeval_promoted_count" [@@noalloc]
+external promoted : int -> Obj.t = "proofeval_promoted" [@@noalloc]
+external promoted_slot : int -> int = "proofeval_promoted_slot" [@@noalloc]
+external dead_count : unit -> int = "proofeval_dead_count" [@@noalloc]
+external dead_slot : int -> int = "proofeval_dead_slot" [@@noalloc]
+external settled : int -> int -> unit = "proofeval_settled" [@@noalloc]
+
+let watch_theorem (th : 'thm) (n : int) =
+  if not (watch_young th n) then watch_weakly (Obj.repr th) n
+
+(* Watching allocates, so a collection may note more meanwhile: counts are read again. *)
+let settle () =
+  let copied = ref 0 and died = ref 0 in
+  while !copied < promoted_count () do
+    watch_weakly (promoted !copied) (promoted_slot !copied); incr copied
+  done;
+  while !died < dead_count () do drop (dead_slot !died); incr died done;
+  settled !copied !died
 
 (* Only after a theorem's record (a premise or term argument may be dropped while its
    user's record is being made). *)
 let release () =
   for i = dropped.size - 1 downto 0 do
     let n = dropped.items.(i) in
-    if n > 0 then (put 'F' n [] []; push free_slots n)
-    else (put 'G' (-n) [] []; push free_slots (-n))
+    if n > 0 then (put0 'F' n; push free_slots n)
+    else (put0 'G' (-n); push free_slots (-n))
   done;
   dropped.size <- 0
 
 let finish_record () =
+  if waiting () > 0 then settle ();
   release ();
-  if Buffer.length out >= flush_at then send ()
+  if !used >= flush_at then send ()
 
 (* Terms already written, found by identity, in two caches. Neither can name a term
    that is not the one written: a term pushed out of either is never named again, and
@@ -212,6 +274,8 @@ let cache_bits = 16
 let cache_keys : Obj.t array = Array.make (1 lsl cache_bits) (Obj.repr 0)
 let cache_slots = Array.make (1 lsl cache_bits) 0
 
+external store_key : Obj.t array -> int -> 'a -> unit = "proofeval_store_key" [@@noalloc]
+
 (* an address read as an int is not a valid int until shifted (which tags it) *)
 let index bits (v : 'a) = ((Obj.magic v : int) lsr 4) land ((1 lsl bits) - 1)
 
@@ -238,13 +302,13 @@ let remember (t : 'term) n =
     let i = index cache_bits t in
     let evicted = cache_slots.(i) in
     if evicted > 0 && cache_keys.(i) != Obj.repr t then drop (-evicted);
-    cache_keys.(i) <- Obj.repr t;
+    store_key cache_keys i t;
     cache_slots.(i) <- n
   end
 
 (* Types already written, by address: a type's slot is never freed, so an entry only
    spares the log a lookup by structure; a type that moved is only missed. *)
-let type_bits = 10
+let type_bits = 12
 let type_keys : Obj.t array = Array.make (1 lsl type_bits) (Obj.repr 0)
 let type_slots = Array.make (1 lsl type_bits) 0
 let type_cached (y : 'ty) =
@@ -253,7 +317,7 @@ let type_cached (y : 'ty) =
 
 let remember_type (y : 'ty) n =
   let i = index type_bits y in
-  type_keys.(i) <- Obj.repr y;
+  if young_key y = 0 then store_key type_keys i y else type_keys.(i) <- Obj.repr y;
   type_slots.(i) <- n
 
 (* Writing stops being possible: the child ends, whatever the answer's code catches. *)
@@ -266,6 +330,6 @@ let start oc die =
 (* The last record; nothing is released after it. The stream is closed here, not at the
    child's exit, which comes only after its memory is torn down. *)
 let finish root =
-  put 'E' root [] [];
+  put0 'E' root;
   send ();
   match !channel with Some oc -> close_out oc | None -> ()

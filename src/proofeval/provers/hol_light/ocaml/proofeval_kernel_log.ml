@@ -71,6 +71,8 @@ module Proofeval_kernel_log = struct
 
   (* A record of its own slot. *)
   let record kind words ints = let n = Identity.take () in Identity.put kind n words ints; n
+  let record1 kind a = let n = Identity.take () in Identity.put1 kind n a; n
+  let record2 kind a b = let n = Identity.take () in Identity.put2 kind n a b; n
 
   (* Equal types are written once, found by structure (types are small and few); their
      slots are never freed. *)
@@ -116,37 +118,48 @@ module Proofeval_kernel_log = struct
         else if is_comb t then
           let f, x = dest_comb t in
           let fi = tm_at (depth + 1) f in let xi = tm_at (depth + 1) x in
-          record 'A' [] [fi; xi]
+          record2 'A' fi xi
         else
           let v, b = dest_abs t in
           let vi = tm_at (depth + 1) v in let bi = tm_at (depth + 1) b in
-          record 'L' [] [vi; bi] in
+          record2 'L' vi bi in
       Identity.remember t i;
       i
 
   let tm t = tm_at 0 t
 
-  (* Theorems from before the attempt, by serial number: one OLD record each. *)
-  let old_slots : (int, int) Hashtbl.t = Hashtbl.create 1024
+  (* Theorems from before the attempt, by serial number: one OLD record each, its slot
+     kept here. A serial beyond the numbered ones (a forged number) gets a record each
+     time; the replay finds no such theorem. *)
+  let old_slots = ref [||]
+
+  let old_slot serial =
+    if Array.length !old_slots = 0 then old_slots := Array.make (Hashtbl.length olds + 1) 0;
+    if serial < 1 || serial >= Array.length !old_slots then record1 'O' (serial land max_int)
+    else
+      let k = !old_slots.(serial) in
+      if k > 0 then k else (let k = record1 'O' serial in !old_slots.(serial) <- k; k)
 
   (* A premise's slot: its own, its OLD record's, or a FORGED record's (a value that only
      looks like a theorem carries no number: the replay stops there). *)
   let slot (th : thm) =
-    match Identity.carried th with
-    | Some n when n > 0 -> n
-    | Some n when n < 0 -> (
-        try Hashtbl.find old_slots (-n) with Not_found ->
-          let k = record 'O' [] [-n] in Hashtbl.add old_slots (-n) k; k)
-    | _ -> record 'Z' [] []
+    let n = Identity.carried th in
+    if n > 0 then n
+    else if n < 0 then old_slot (-n)
+    else (let n = Identity.take () in Identity.put0 'Z' n; n)
 
-  (* [th], just made by the kernel, written as [rule] of [args] (the premises' and
-     terms' slots, each already written), and numbered. *)
-  let made th rule args =
-    let n = Identity.take () in
-    Identity.put rule n [] args;
+  (* [th], just made by the kernel and written as the record of slot [n] (the premises'
+     and terms' slots it names are written before it), numbered. *)
+  let numbered th n =
     Identity.carry th n;
     Identity.watch_theorem th n;
     Identity.finish_record ()
+
+  (* [th] written as [rule] of [args], or of none, one or two. *)
+  let made th rule args = let n = Identity.take () in Identity.put rule n [] args; numbered th n
+  let made0 th rule = let n = Identity.take () in Identity.put0 rule n; numbered th n
+  let made1 th rule a = let n = Identity.take () in Identity.put1 rule n a; numbered th n
+  let made2 th rule a b = let n = Identity.take () in Identity.put2 rule n a b; numbered th n
 
   (* Off in an attempt's child whose OK is not replayed (--replay off): nothing is noted. *)
   let noting = ref true
@@ -169,28 +182,28 @@ module Proofeval_kernel_log = struct
     List.length theta :: List.concat_map (fun (a, b) -> let x = f a in let y = f b in [x; y]) theta
 
   let refl t =
-    log (Hol.REFL t) (fun th -> let ti = tm t in made th 'r' [ti])
+    log (Hol.REFL t) (fun th -> let ti = tm t in made1 th 'r' ti)
   let trans a b =
-    log (Hol.TRANS a b) (fun th -> let ia = slot a in let ib = slot b in made th 't' [ia; ib])
+    log (Hol.TRANS a b) (fun th -> let ia = slot a in let ib = slot b in made2 th 't' ia ib)
   let mk_comb (a, b) =
-    log (Hol.MK_COMB (a, b)) (fun th -> let ia = slot a in let ib = slot b in made th 'm' [ia; ib])
+    log (Hol.MK_COMB (a, b)) (fun th -> let ia = slot a in let ib = slot b in made2 th 'm' ia ib)
   let abs v a =
-    log (Hol.ABS v a) (fun th -> let vi = tm v in let ia = slot a in made th 'a' [vi; ia])
-  let beta t = log (Hol.BETA t) (fun th -> let ti = tm t in made th 'b' [ti])
-  let assume t = log (Hol.ASSUME t) (fun th -> let ti = tm t in made th 's' [ti])
+    log (Hol.ABS v a) (fun th -> let vi = tm v in let ia = slot a in made2 th 'a' vi ia)
+  let beta t = log (Hol.BETA t) (fun th -> let ti = tm t in made1 th 'b' ti)
+  let assume t = log (Hol.ASSUME t) (fun th -> let ti = tm t in made1 th 's' ti)
   let eq_mp a b =
-    log (Hol.EQ_MP a b) (fun th -> let ia = slot a in let ib = slot b in made th 'e' [ia; ib])
+    log (Hol.EQ_MP a b) (fun th -> let ia = slot a in let ib = slot b in made2 th 'e' ia ib)
   let deduct a b =
     log (Hol.DEDUCT_ANTISYM_RULE a b)
-      (fun th -> let ia = slot a in let ib = slot b in made th 'd' [ia; ib])
+      (fun th -> let ia = slot a in let ib = slot b in made2 th 'd' ia ib)
   let inst theta a =
     log (Hol.INST theta a) (fun th -> let ia = slot a in let p = pairs tm theta in made th 'i' (ia :: p))
   let inst_type theta a =
     log (Hol.INST_TYPE theta a)
       (fun th -> let ia = slot a in let p = pairs ty theta in made th 'j' (ia :: p))
-  let new_axiom t = log (Hol.new_axiom t) (fun th -> made th 'X' [])
+  let new_axiom t = log (Hol.new_axiom t) (fun th -> made0 th 'X')
   let new_basic_definition t =
-    log (Hol.new_basic_definition t) (fun th -> let ti = tm t in made th 'D' [ti])
+    log (Hol.new_basic_definition t) (fun th -> let ti = tm t in made1 th 'D' ti)
 
   (* Two theorems of one step: both records are written before any slot is released. *)
   let new_basic_type_definition tyname (abs_name, rep_name) a =

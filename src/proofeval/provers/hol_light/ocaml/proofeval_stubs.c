@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
@@ -25,6 +26,8 @@
 #include <caml/fail.h>
 #include <caml/version.h>
 #include <caml/address_class.h>
+#include <caml/misc.h>
+#include <caml/roots.h>
 #if OCAML_VERSION_MAJOR >= 5
 #include <caml/minor_gc.h>
 #else
@@ -314,6 +317,104 @@ value proofeval_minor_collections(value unit)
 #else
   return Val_long(Caml_state_field(stat_minor_collections));
 #endif
+}
+
+/* For the kernel log's watch on theorems (proofeval_identity.ml): a theorem made in the
+   minor heap is noted here with its slot, not in a weak array, since most die before the
+   next minor collection. At the end of that collection, still in the collector, each
+   noted block was either copied out (its header is 0 and its first field says where) or
+   is dead. The dead slots wait to be freed; the copied theorems wait, as roots, to be
+   watched in the weak array, since they may die later. */
+struct noted { value *values; intnat *slots; size_t len, cap; };
+static struct noted young_theorems, promoted, dead;
+
+static void note(struct noted *n, value v, intnat slot)
+{
+  if (n->len == n->cap) {
+    size_t cap = n->cap ? 2 * n->cap : 4096;
+    value *values = realloc(n->values, cap * sizeof(value));
+    intnat *slots = realloc(n->slots, cap * sizeof(intnat));
+    if (values == NULL || slots == NULL) abort();  /* the child ends: ERROR, never OK */
+    n->values = values; n->slots = slots; n->cap = cap;
+  }
+  n->values[n->len] = v; n->slots[n->len] = slot; n->len++;
+}
+
+static caml_timing_hook previous_end_hook;
+
+static void settle_young_theorems(void)
+{
+  for (size_t i = 0; i < young_theorems.len; i++) {
+    value v = young_theorems.values[i];
+    if (Hd_val(v) == 0) note(&promoted, Field(v, 0), young_theorems.slots[i]);
+    else note(&dead, Val_unit, young_theorems.slots[i]);
+  }
+  young_theorems.len = 0;
+  if (previous_end_hook != NULL) previous_end_hook();
+}
+
+#if OCAML_VERSION_MAJOR >= 5
+static scan_roots_hook previous_scan;
+static void scan_promoted(scanning_action action, scanning_action_flags flags, void *data,
+                          caml_domain_state *domain)
+{
+  for (size_t i = 0; i < promoted.len; i++) action(data, promoted.values[i], &promoted.values[i]);
+  if (previous_scan != NULL) previous_scan(action, flags, data, domain);
+}
+#else
+static void (*previous_scan)(scanning_action);
+static void scan_promoted(scanning_action action)
+{
+  for (size_t i = 0; i < promoted.len; i++) action(promoted.values[i], &promoted.values[i]);
+  if (previous_scan != NULL) previous_scan(action);
+}
+#endif
+
+/* Notes [th] with [slot] if it is in the minor heap, and says whether it did. */
+value proofeval_watch_young(value th, value slot)
+{
+  if (!(Is_block(th) && Is_young(th))) return Val_false;
+  if (young_theorems.cap == 0) {
+    previous_end_hook = caml_minor_gc_end_hook;
+    caml_minor_gc_end_hook = settle_young_theorems;
+    previous_scan = caml_scan_roots_hook;
+    caml_scan_roots_hook = scan_promoted;
+  }
+  note(&young_theorems, th, Long_val(slot));
+  return Val_true;
+}
+
+static void forget(struct noted *n, size_t k)
+{
+  memmove(n->values, n->values + k, (n->len - k) * sizeof(value));
+  memmove(n->slots, n->slots + k, (n->len - k) * sizeof(intnat));
+  n->len -= k;
+}
+
+/* How many copied theorems and dead slots wait; each by its index; then the first ones
+   forgotten (a collection may have noted more meanwhile). */
+value proofeval_waiting(value unit) { (void)unit; return Val_long(promoted.len + dead.len); }
+value proofeval_promoted_count(value unit) { (void)unit; return Val_long(promoted.len); }
+value proofeval_promoted(value i) { return promoted.values[Long_val(i)]; }
+value proofeval_promoted_slot(value i) { return Val_long(promoted.slots[Long_val(i)]); }
+value proofeval_dead_count(value unit) { (void)unit; return Val_long(dead.len); }
+value proofeval_dead_slot(value i) { return Val_long(dead.slots[Long_val(i)]); }
+value proofeval_settled(value copied, value died)
+{
+  forget(&promoted, Long_val(copied));
+  forget(&dead, Long_val(died));
+  return Val_unit;
+}
+
+/* keys.(i) <- v for the kernel log's caches of terms and types, without
+   the write barrier: v is not in the minor heap, and keys (too large for the minor heap)
+   is never read for a value, only compared with one, so the collector loses nothing by
+   not darkening the key it replaces; darkening it kept every evicted term alive, and
+   marked, for the rest of a major cycle. */
+value proofeval_store_key(value keys, value i, value v)
+{
+  Field(keys, Long_val(i)) = v;
+  return Val_unit;
 }
 
 /* A pipe's capacity in bytes (F_SETPIPE_SZ), if the system allows it: a larger one is
