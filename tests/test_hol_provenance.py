@@ -144,6 +144,26 @@ def test_terms_at_a_reused_address_replay_as_themselves(forging: WarmProcess) ->
     assert out.verdict == Verdict.OK, out
 
 
+def test_theorems_that_outlive_minor_collections_keep_their_slots(core: WarmProcess) -> None:
+    """A theorem made in the minor heap is found dead or copied out at the end of the next
+    minor collection; only a dead one's slot is freed. These 2,000 theorems are made
+    first, outlive the collections of a long chain, and are premises after it: a log that
+    freed a live theorem's slot would name whatever filled the slot since."""
+    proof = (
+        "let kept = map (fun i -> REFL (mk_small_numeral i)) (0--1999) in "
+        "let r = REFL `x:num` in let th = ref r in "
+        "for i = 1 to 100000 do th := TRANS !th r done; "
+        "ACCEPT_TAC (CONJUNCT1 (CONJ !th (end_itlist CONJ kept)))"
+    )
+    proc = core.clone()
+    try:
+        assert proc.add_goal("g", "`x:num = x`") is None
+        out = proc.check("g", proof, 60.0, 2048)
+    finally:
+        proc.close()
+    assert out.verdict == Verdict.OK, out
+
+
 @pytest.mark.parametrize(
     ("goal", "proof"),
     [
