@@ -144,6 +144,16 @@ def test_terms_at_a_reused_address_replay_as_themselves(forging: WarmProcess) ->
     assert out.verdict == Verdict.OK, out
 
 
+def assert_ok_in_a_clone(core: WarmProcess, goal: str, proof: str, timeout: float) -> None:
+    proc = core.clone()
+    try:
+        assert proc.add_goal("g", goal) is None
+        out = proc.check("g", proof, timeout, 2048)
+    finally:
+        proc.close()
+    assert out.verdict == Verdict.OK, out
+
+
 def test_theorems_that_outlive_minor_collections_keep_their_slots(core: WarmProcess) -> None:
     """A theorem made in the minor heap is found dead or copied out at the end of the next
     minor collection; only a dead one's slot is freed. These 2,000 theorems are made
@@ -155,13 +165,7 @@ def test_theorems_that_outlive_minor_collections_keep_their_slots(core: WarmProc
         "for i = 1 to 100000 do th := TRANS !th r done; "
         "ACCEPT_TAC (CONJUNCT1 (CONJ !th (end_itlist CONJ kept)))"
     )
-    proc = core.clone()
-    try:
-        assert proc.add_goal("g", "`x:num = x`") is None
-        out = proc.check("g", proof, 60.0, 2048)
-    finally:
-        proc.close()
-    assert out.verdict == Verdict.OK, out
+    assert_ok_in_a_clone(core, "`x:num = x`", proof, 60.0)
 
 
 @pytest.mark.parametrize(
@@ -180,13 +184,7 @@ def test_theorems_that_outlive_minor_collections_keep_their_slots(core: WarmProc
     ],
 )
 def test_honest_proofs_replay(core: WarmProcess, goal: str, proof: str) -> None:
-    proc = core.clone()
-    try:
-        assert proc.add_goal("g", goal) is None
-        out = proc.check("g", proof, 60.0, 2048)
-    finally:
-        proc.close()
-    assert out.verdict == Verdict.OK, out
+    assert_ok_in_a_clone(core, goal, proof, 60.0)
 
 
 # --- what the line costs: no case that grows faster than the proof ---------------------------
@@ -207,13 +205,7 @@ DOUBLED = (
 
 @pytest.mark.parametrize("proof", [CHAIN, DOUBLED], ids=["chain", "doubled"])
 def test_long_and_shared_derivations_replay_in_time(core: WarmProcess, proof: str) -> None:
-    proc = core.clone()
-    try:
-        assert proc.add_goal("g", "`x:num = x`") is None
-        out = proc.check("g", proof, 30.0, 2048)
-    finally:
-        proc.close()
-    assert out.verdict == Verdict.OK, out
+    assert_ok_in_a_clone(core, "`x:num = x`", proof, 30.0)
 
 
 def test_replay_off_trusts_the_attempt_and_says_so(forging: WarmProcess) -> None:
