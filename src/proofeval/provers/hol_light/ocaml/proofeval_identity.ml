@@ -25,19 +25,11 @@
    Compiled, because HOL Light's syntax is not OCaml's (its lexer reads the
    all-capitals names of Obj's functions as value names). *)
 
-let is_sequent th =
-  Obj.is_block th && Obj.tag th = 0 && Obj.size th = 1
-  && (let p = Obj.field th 0 in
-      Obj.is_block p && Obj.tag p = 0 && (Obj.size p = 2 || Obj.size p = 3))
-
-(* The number a theorem carries, if it has the shape of a theorem that carries one;
-   else 0, which is no theorem's number. *)
-let carried (th : 'thm) : int =
-  let th = Obj.repr th in
-  if is_sequent th && Obj.size (Obj.field th 0) = 3 then
-    let n = Obj.field (Obj.field th 0) 2 in
-    if Obj.is_int n then Obj.obj n else 0
-  else 0
+(* The number a theorem carries, if it has the shape of a theorem that carries one (a
+   block of tag 0 and one field, holding a block of tag 0 and three fields whose third is
+   an int); else 0, which is no theorem's number. In C: Obj.tag costs a page-table lookup
+   (OCaml 4), and premises are read millions of times. *)
+external carried : 'thm -> int = "proofeval_carried" [@@noalloc]
 
 (* [th] (a theorem the kernel just made, or one numbered before an attempt: a [Sequent]
    by its type) made to carry [n]. *)
@@ -211,13 +203,17 @@ external settled : int -> int -> unit = "proofeval_settled" [@@noalloc]
 let watch_theorem (th : 'thm) (n : int) =
   if not (watch_young th n) then watch_weakly (Obj.repr th) n
 
-(* Watching allocates, so a collection may note more meanwhile: counts are read again. *)
+(* Watching allocates, so a collection may note more meanwhile: counts are read again.
+   Only after a theorem's record, as [release]. *)
 let settle () =
   let copied = ref 0 and died = ref 0 in
   while !copied < promoted_count () do
     watch_weakly (promoted !copied) (promoted_slot !copied); incr copied
   done;
-  while !died < dead_count () do drop (dead_slot !died); incr died done;
+  while !died < dead_count () do
+    let n = dead_slot !died in
+    put0 'F' n; push free_slots n; incr died
+  done;
   settled !copied !died
 
 (* Only after a theorem's record (a premise or term argument may be dropped while its
@@ -249,21 +245,19 @@ external minor_collections : unit -> int = "proofeval_minor_collections" [@@noal
 let young_bits = 12
 let young_keys = Array.make (1 lsl young_bits) 0
 let young_slots = Array.make (1 lsl young_bits) 0
-let young_used = ref 0
+let in_use = Array.make (1 lsl young_bits) 0  (* first [in_use_count]: entries in use *)
+let in_use_count = ref 0
 let young_epoch = ref (-1)
 
 let young_entry k =
   let m = minor_collections () in
   if m <> !young_epoch then begin
-    if !young_used > 0 then
-      Array.iteri
-        (fun i key ->
-          if key <> 0 then begin
-            if young_slots.(i) > 0 then drop (-young_slots.(i));
-            young_keys.(i) <- 0
-          end)
-        young_keys;
-    young_used := 0;
+    for j = 0 to !in_use_count - 1 do
+      let i = in_use.(j) in
+      if young_slots.(i) > 0 then drop (-young_slots.(i));
+      young_keys.(i) <- 0
+    done;
+    in_use_count := 0;
     young_epoch := m
   end;
   (k lsr 2) land ((1 lsl young_bits) - 1)  (* k is the address halved *)
@@ -294,7 +288,7 @@ let remember (t : 'term) n =
   if k <> 0 then begin
     let i = young_entry k in
     let key = young_keys.(i) in
-    if key = 0 then incr young_used
+    if key = 0 then (in_use.(!in_use_count) <- i; incr in_use_count)
     else if key <> k && young_slots.(i) > 0 then drop (-young_slots.(i));
     young_keys.(i) <- k;
     young_slots.(i) <- n

@@ -300,6 +300,20 @@ value proofeval_huge_pages(value own)
   CAMLreturn(Val_long(done >> 20));
 }
 
+/* The number a theorem carries (proofeval_identity.ml): the third field, an int, of the
+   triple in a block of tag 0 and one field; else 0. A forged value's fields are read only
+   after the kernel has read them. */
+value proofeval_carried(value th)
+{
+  if (Is_block(th) && (th & (sizeof(value) - 1)) == 0 && Tag_val(th) == 0 && Wosize_val(th) == 1) {
+    value p = Field(th, 0);
+    if (Is_block(p) && (p & (sizeof(value) - 1)) == 0 && Tag_val(p) == 0 && Wosize_val(p) == 3
+        && Is_long(Field(p, 2)))
+      return Field(p, 2);
+  }
+  return Val_long(0);
+}
+
 /* For the kernel log's cache of young terms (proofeval_identity.ml): a value in the minor
    heap as a key that is not a pointer (its address with the low bit set: an int to the
    collector), 0 for any other value; and how many minor collections there have been.
