@@ -74,28 +74,29 @@ module Proofeval_kernel_log = struct
   let record1 kind a = let n = Identity.take () in Identity.put1 kind n a; n
   let record2 kind a b = let n = Identity.take () in Identity.put2 kind n a b; n
 
-  (* Equal types are written once, found by structure (types are small and few); their
-     slots are never freed. *)
-  module Types = Hashtbl.Make (struct
-    type t = hol_type
-    let equal a b = a == b || a = b
-    let hash = Hashtbl.hash_param 40 200
+  (* Equal types are written once (their slots are never freed), found by their
+     constructor and the slots of their arguments: a type that instantiation has just
+     made is new only near its top, so this reads a few nodes where hashing and
+     comparing its whole structure read them all. *)
+  module Shapes = Hashtbl.Make (struct
+    type t = string * int list  (* a type variable's list is [0], which is no slot *)
+    let equal (a, xs) (b, ys) = String.equal a b && List.equal Int.equal xs ys
+    let hash (name, ids) = List.fold_left (fun h i -> 31 * h + i) (Hashtbl.hash name) ids land max_int
   end)
 
-  let types = Types.create 256
+  let shapes = Shapes.create 256
 
   let rec ty t =
     let k = Identity.type_cached t in
     if k > 0 then k else
+    let name, ids = match t with Tyvar name -> (name, [0]) | Tyapp (name, args) -> (name, List.map ty args) in
     let i =
-      try Types.find types t with Not_found ->
+      try Shapes.find shapes (name, ids) with Not_found ->
         let i =
-          if is_vartype t then record 'Y' [dest_vartype t] []
-          else
-            let name, args = dest_type t in
-            let ids = List.map ty args in
-            record 'K' [name] (List.length ids :: ids) in
-        Types.add types t i; i in
+          match t with
+          | Tyvar _ -> record 'Y' [name] []
+          | Tyapp _ -> record 'K' [name] (List.length ids :: ids) in
+        Shapes.add shapes (name, ids) i; i in
     Identity.remember_type t i; i
 
   (* A term made to contain itself has no end: one found inside itself (marked -1 in the
