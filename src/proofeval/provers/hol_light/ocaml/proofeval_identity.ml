@@ -301,18 +301,39 @@ let remember (t : 'term) n =
   end
 
 (* Types already written, by address: a type's slot is never freed, so an entry only
-   spares the log a lookup by structure; a type that moved is only missed. *)
+   spares the log a lookup by structure; a type that moved is only missed. A type in the
+   minor heap is keyed by its address as an int, valid for the minor collection it was
+   noted in: a key holding it would promote it, and most die young. *)
 let type_bits = 12
 let type_keys : Obj.t array = Array.make (1 lsl type_bits) (Obj.repr 0)
 let type_slots = Array.make (1 lsl type_bits) 0
+let young_type_keys = Array.make (1 lsl type_bits) 0
+let young_type_epochs = Array.make (1 lsl type_bits) (-1)
+let young_type_slots = Array.make (1 lsl type_bits) 0
+
 let type_cached (y : 'ty) =
-  let i = index type_bits y in
-  if type_keys.(i) == Obj.repr y then type_slots.(i) else 0
+  let k = young_key y in
+  if k <> 0 then
+    let i = (k lsr 2) land ((1 lsl type_bits) - 1) in
+    if young_type_keys.(i) = k && young_type_epochs.(i) = minor_collections () then
+      young_type_slots.(i)
+    else 0
+  else
+    let i = index type_bits y in
+    if type_keys.(i) == Obj.repr y then type_slots.(i) else 0
 
 let remember_type (y : 'ty) n =
-  let i = index type_bits y in
-  if young_key y = 0 then store_key type_keys i y else type_keys.(i) <- Obj.repr y;
-  type_slots.(i) <- n
+  let k = young_key y in
+  if k <> 0 then begin
+    let i = (k lsr 2) land ((1 lsl type_bits) - 1) in
+    young_type_keys.(i) <- k;
+    young_type_epochs.(i) <- minor_collections ();
+    young_type_slots.(i) <- n
+  end else begin
+    let i = index type_bits y in
+    store_key type_keys i y;
+    type_slots.(i) <- n
+  end
 
 (* Writing stops being possible: the child ends, whatever the answer's code catches. *)
 let guarded f x = try f x with _ -> !broken (); raise Exit
