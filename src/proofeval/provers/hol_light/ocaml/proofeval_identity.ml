@@ -87,8 +87,8 @@ let head kind slot k =
   num_at buf (!used + 1) slot
 
 (* One record: its kind, its slot, then its names (each its length, then its bytes) and
-   its numbers. The records with no names and at most two numbers, nearly all, have
-   their own functions. *)
+   its numbers. The records with no names and at most two numbers, nearly all, and
+   those of variables and constants have their own functions. *)
 let put kind slot names nums =
   let k = List.length nums + List.length names in
   room (1 + num_room * (1 + k) + List.fold_left (fun l s -> l + String.length s) 0 names);
@@ -99,6 +99,15 @@ let put kind slot names nums =
       num l; Bytes.blit_string s 0 !out !used l; used := !used + l)
     names;
   List.iter num nums
+
+(* A variable's or constant's record: its name, then its type's slot. *)
+let put_named kind slot name a =
+  let l = String.length name in
+  room (1 + num_room * 3 + l);
+  let buf = !out in
+  let pos = num_at buf (head kind slot 2) l in
+  Bytes.blit_string name 0 buf pos l;
+  used := num_at buf (pos + l) a
 
 let put0 kind slot = used := head kind slot 0
 let put1 kind slot a = used := num_at !out (head kind slot 1) a
@@ -119,6 +128,17 @@ let push s n =
   if s.size = Array.length s.items then grow_stack s;
   Array.unsafe_set s.items s.size n;
   s.size <- s.size + 1
+
+(* The numbers of a record with more than two (INST's, INST_TYPE's), gathered as they
+   are found, without a list; [put_gathered] writes them. *)
+let gathered = stack ()
+let gather n = push gathered n
+
+let put_gathered kind slot =
+  let k = gathered.size in
+  used := head kind slot k;
+  for i = 0 to k - 1 do used := num_at !out !used (Array.unsafe_get gathered.items i) done;
+  gathered.size <- 0
 
 (* Slots: the highest used, and those freed (written as freed) for reuse. *)
 let high = ref 0

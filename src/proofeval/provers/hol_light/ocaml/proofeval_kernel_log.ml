@@ -73,6 +73,7 @@ module Proofeval_kernel_log = struct
   let record kind words ints = let n = Identity.take () in Identity.put kind n words ints; n
   let record1 kind a = let n = Identity.take () in Identity.put1 kind n a; n
   let record2 kind a b = let n = Identity.take () in Identity.put2 kind n a b; n
+  let named kind name a = let n = Identity.take () in Identity.put_named kind n name a; n
 
   (* Equal types are written once (their slots are never freed), found by their
      constructor and the slots of their arguments: a type that instantiation has just
@@ -112,18 +113,13 @@ module Proofeval_kernel_log = struct
     else
       let () = Identity.remember t (-1) in
       let i =
-        if is_var t then
-          let n, y = dest_var t in let yi = ty y in record 'V' [n] [yi]
-        else if is_const t then
-          let n, y = dest_const t in let yi = ty y in record 'C' [n] [yi]
-        else if is_comb t then
-          let f, x = dest_comb t in
-          let fi = tm_at (depth + 1) f in let xi = tm_at (depth + 1) x in
-          record2 'A' fi xi
-        else
-          let v, b = dest_abs t in
-          let vi = tm_at (depth + 1) v in let bi = tm_at (depth + 1) b in
-          record2 'L' vi bi in
+        match t with
+        | Var (n, y) -> let yi = ty y in named 'V' n yi
+        | Const (n, y) -> let yi = ty y in named 'C' n yi
+        | Comb (f, x) ->
+            let fi = tm_at (depth + 1) f in let xi = tm_at (depth + 1) x in record2 'A' fi xi
+        | Abs (v, b) ->
+            let vi = tm_at (depth + 1) v in let bi = tm_at (depth + 1) b in record2 'L' vi bi in
       Identity.remember t i;
       i
 
@@ -156,8 +152,7 @@ module Proofeval_kernel_log = struct
     Identity.watch_theorem th n;
     Identity.finish_record ()
 
-  (* [th] written as [rule] of [args], or of none, one or two. *)
-  let made th rule args = let n = Identity.take () in Identity.put rule n [] args; numbered th n
+  (* [th] written as [rule] of no number, one or two. *)
   let made0 th rule = let n = Identity.take () in Identity.put0 rule n; numbered th n
   let made1 th rule a = let n = Identity.take () in Identity.put1 rule n a; numbered th n
   let made2 th rule a b = let n = Identity.take () in Identity.put2 rule n a b; numbered th n
@@ -179,8 +174,13 @@ module Proofeval_kernel_log = struct
     else if !noting then note_old th;
     th
 
-  let pairs f theta =
-    List.length theta :: List.concat_map (fun (a, b) -> let x = f a in let y = f b in [x; y]) theta
+  (* [th] written as [rule] of [a]'s slot, the number of [theta]'s pairs, and the slots
+     ([f]) of each pair. *)
+  let made_pairs th rule a f theta =
+    let ia = slot a in
+    Identity.gather ia; Identity.gather (List.length theta);
+    List.iter (fun (x, y) -> let i = f x in let j = f y in Identity.gather i; Identity.gather j) theta;
+    let n = Identity.take () in Identity.put_gathered rule n; numbered th n
 
   let refl t =
     log (Hol.REFL t) (fun th -> let ti = tm t in made1 th 'r' ti)
@@ -197,11 +197,8 @@ module Proofeval_kernel_log = struct
   let deduct a b =
     log (Hol.DEDUCT_ANTISYM_RULE a b)
       (fun th -> let ia = slot a in let ib = slot b in made2 th 'd' ia ib)
-  let inst theta a =
-    log (Hol.INST theta a) (fun th -> let ia = slot a in let p = pairs tm theta in made th 'i' (ia :: p))
-  let inst_type theta a =
-    log (Hol.INST_TYPE theta a)
-      (fun th -> let ia = slot a in let p = pairs ty theta in made th 'j' (ia :: p))
+  let inst theta a = log (Hol.INST theta a) (fun th -> made_pairs th 'i' a tm theta)
+  let inst_type theta a = log (Hol.INST_TYPE theta a) (fun th -> made_pairs th 'j' a ty theta)
   let new_axiom t = log (Hol.new_axiom t) (fun th -> made0 th 'X')
   let new_basic_definition t =
     log (Hol.new_basic_definition t) (fun th -> let ti = tm t in made1 th 'D' ti)
