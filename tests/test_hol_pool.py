@@ -42,6 +42,18 @@ def test_attempts_in_several_contexts_each_get_one_verdict(hol_base: WarmProcess
     assert sum(o.verdict == Verdict.OK for o in results.values()) == 11
 
 
+def test_the_sandboxs_first_process_checks_and_serves_on(hol_base: WarmProcess) -> None:
+    """The first process reaps the clones its double fork orphans, yet waits for its own
+    attempts: when it ignored SIGCHLD instead, reaping its attempt failed (ECHILD) and it
+    died before its next reply."""
+    assert hol_base.add_goal("first", "`!n. n + 0 = n`") is None
+    tactic = "INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES]"
+    for answer, expected in [(tactic, Verdict.OK), ("ALL_TAC", Verdict.FAIL), (tactic, Verdict.OK)]:
+        assert hol_base.check("first", answer, 60.0, 4096).verdict == expected
+    hol_base.clone().close()
+    assert hol_base.eval_string('"serving"') == "serving"
+
+
 def test_a_context_that_fails_to_load_makes_its_attempts_errors(hol_base: WarmProcess) -> None:
     broken = Problem(id="broken", statement="`T`", header="let x = NO_SUCH_THING;;\n")
     fine = Problem(id="fine", statement="`T`")

@@ -117,7 +117,7 @@ let start_tool budget dir argv out =
 
 (* Run [argv] in [dir] (also its TMPDIR, where compilers put their temporary files)
    within [budget]: how it ended (None: out of time) and what it printed. *)
-let run_tool budget dir argv =
+let run budget dir argv =
   let rfd, wfd = Unix.pipe ~cloexec:true () in
   let cpu_before = children_cpu () in
   let pid = start_tool budget dir argv wfd in
@@ -134,21 +134,6 @@ let run_tool budget dir argv =
   match status with
   | Some (Unix.WSIGNALED s) when s = Sys.sigxcpu -> (None, printed)
   | status -> (status, printed)
-
-(* The sandbox's first process ignores SIGCHLD (the kernel reaps orphaned clones), and
-   then could not wait for its own children: for the time of [f], it can. *)
-let waiting_for_children f =
-  let old = Sys.signal Sys.sigchld Sys.Signal_default in
-  Fun.protect f ~finally:(fun () ->
-      Sys.set_signal Sys.sigchld old;
-      let rec reap_orphans () =
-        match Unix.waitpid [ Unix.WNOHANG ] (-1) with
-        | pid, _ when pid > 0 -> reap_orphans ()
-        | _ | (exception Unix.Unix_error _) -> ()
-      in
-      if old = Sys.Signal_ignore then reap_orphans ())
-
-let run budget dir argv = waiting_for_children (fun () -> run_tool budget dir argv)
 
 let reply_of path =
   match decode (read_file path) with fields -> fields | exception _ -> [ "error"; "no reply" ]

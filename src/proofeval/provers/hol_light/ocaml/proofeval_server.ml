@@ -260,6 +260,16 @@ let reap_dismissed () =
   List.iter (fun pid -> ignore (reap pid)) !dismissed;
   dismissed := []
 
+(* Children nobody waits for: in the sandbox's first process, the clones (orphaned by
+   their double fork) and whatever an attempt's group left behind. Reaped between
+   requests (zombies until then), when none of this process's own attempts is running:
+   ignoring SIGCHLD instead left it unable to wait for them (ECHILD). Any exception ends the loop (a context
+   that loads unix.cma again has its own Unix_error). *)
+let rec reap_orphans () =
+  match Unix.waitpid [ Unix.WNOHANG ] (-1) with
+  | pid, _ when pid > 0 -> reap_orphans ()
+  | _ | (exception _) -> ()
+
 (* [verdict], given how [child] ended (waited for only if [verdict] asks); the child is
    killed either way. *)
 let settle ((pid, rfd) as child) verdict =
@@ -445,6 +455,7 @@ let rec serve_on srv sock =
         (try handle srv sock request
          with exn -> send sock [ "error"; "request failed: " ^ one_line (Printexc.to_string exn) ]);
         reap_dismissed ();
+        reap_orphans ();
         collapse_now_and_then ();
         loop ()
   in
@@ -485,11 +496,10 @@ and clone srv sock token =
       match Unix.fork () with
       | 0 ->
           Unix.close sock;
-          Sys.set_signal Sys.sigchld Sys.Signal_default;  (* it waits for its attempts *)
           serve_on srv (connect srv.socket_path token)
       | _ -> Unix._exit 0)
   | pid ->
-      (try ignore (reap pid) with Unix.Unix_error (Unix.ECHILD, _, _) -> ());
+      ignore (reap pid);
       [ "ok" ]
 
 (* The token arrives on stdin, not in the environment, which code running here could
@@ -502,8 +512,8 @@ let serve hol engine =
   Unix.dup2 null Unix.stdin;
   Unix.close null;
   forbid_inspection ();
-  (* The sandbox's first process: orphans (clones, after their double fork) end up
-     here; let the kernel reap them. *)
-  Sys.set_signal Sys.sigchld Sys.Signal_ignore;
+  (* The sandbox's first process: orphans end up here (see [reap_orphans]); it waits
+     for its own attempts, whatever disposition it inherited. *)
+  Sys.set_signal Sys.sigchld Sys.Signal_default;
   let srv = { hol; engine; goals = Hashtbl.create 64; socket_path } in
   serve_on srv (connect socket_path token)

@@ -83,8 +83,7 @@ let warm_up ~checked =
 let serve ~checked ~include_dirs modules =
   die_with_parent ();
   forbid_inspection ();
-  (* a warm process that is the sandbox's first ignores it, and this one inherits that;
-     the compiler waits for the assembler *)
+  (* whatever it inherited: the compiler waits for the assembler *)
   Sys.set_signal Sys.sigchld Sys.Signal_default;
   Proofeval_compiler.prepare ~include_dirs modules;
   warm_up ~checked;
