@@ -262,6 +262,9 @@ let finish_record () =
 external young_key : 'term -> int = "proofeval_young_key" [@@noalloc]
 external minor_collections : unit -> int = "proofeval_minor_collections" [@@noalloc]
 
+(* [k], a young key (the address halved), as an index of a cache of 2^bits entries *)
+let young_index bits k = (k lsr 2) land ((1 lsl bits) - 1)
+
 let young_bits = 12
 let young_keys = Array.make (1 lsl young_bits) 0
 let young_slots = Array.make (1 lsl young_bits) 0
@@ -280,7 +283,7 @@ let young_entry k =
     in_use_count := 0;
     young_epoch := m
   end;
-  (k lsr 2) land ((1 lsl young_bits) - 1)  (* k is the address halved *)
+  young_index young_bits k
 
 (* A term in the major heap: a direct-mapped cache that holds its term, so the slot
    stays valid; a term that moved (compaction) is only missed and written again. *)
@@ -334,7 +337,7 @@ let young_type_slots = Array.make (1 lsl type_bits) 0
 let type_cached (y : 'ty) =
   let k = young_key y in
   if k <> 0 then
-    let i = (k lsr 2) land ((1 lsl type_bits) - 1) in
+    let i = young_index type_bits k in
     if young_type_keys.(i) = k && young_type_epochs.(i) = minor_collections () then
       young_type_slots.(i)
     else 0
@@ -345,7 +348,7 @@ let type_cached (y : 'ty) =
 let remember_type (y : 'ty) n =
   let k = young_key y in
   if k <> 0 then begin
-    let i = (k lsr 2) land ((1 lsl type_bits) - 1) in
+    let i = young_index type_bits k in
     young_type_keys.(i) <- k;
     young_type_epochs.(i) <- minor_collections ();
     young_type_slots.(i) <- n

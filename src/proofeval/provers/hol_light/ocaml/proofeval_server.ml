@@ -263,8 +263,8 @@ let reap_dismissed () =
 (* Children nobody waits for: in the sandbox's first process, the clones (orphaned by
    their double fork) and whatever an attempt's group left behind. Reaped between
    requests (zombies until then), when none of this process's own attempts is running:
-   ignoring SIGCHLD instead left it unable to wait for them (ECHILD). Any exception ends the loop (a context
-   that loads unix.cma again has its own Unix_error). *)
+   ignoring SIGCHLD instead left it unable to wait for them (ECHILD). Any exception ends
+   the loop (a context that loads unix.cma again has its own Unix_error). *)
 let rec reap_orphans () =
   match Unix.waitpid [ Unix.WNOHANG ] (-1) with
   | pid, _ when pid > 0 -> reap_orphans ()
