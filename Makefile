@@ -7,7 +7,7 @@ APT_PACKAGES := hol-light libnum-ocaml-dev ocaml-nox gcc camlp5 libcamlp-streams
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml scripts/install-debian-packages scripts/install-why3-coq-library src/proofeval/provers/coq/plugin/audit.mlg
+$(VENV)/.installed: pyproject.toml scripts/install-debian-packages scripts/install-why3-coq-library $(wildcard src/proofeval/provers/coq/plugin/*)
 	scripts/install-debian-packages $(APT_PACKAGES)
 	scripts/install-why3-coq-library
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)

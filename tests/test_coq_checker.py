@@ -16,9 +16,8 @@ import pytest
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq import CoqChecker
 from proofeval.provers.coq import verdict as coq_verdict
-from proofeval.provers.coq.policy import render
-from proofeval.provers.coq.sentences import split
 from proofeval.provers.coq.session import CoqSession, Limits
+from proofeval.provers.coq.toolchain import resolve
 from proofeval.provers.interface import CheckSettings, Job
 from tests.coq_chains import CHAINS
 
@@ -227,61 +226,147 @@ def test_coqchk_rechecks_an_ok() -> None:
 # --- each later layer on its own: the policy is not consulted ---------------------------
 
 
-@pytest.fixture
-def session() -> Iterator[CoqSession]:
+@pytest.fixture(params=CHAINS)
+def session(request: pytest.FixtureRequest) -> Iterator[CoqSession]:
     workdir = Path(tempfile.mkdtemp(prefix="proofeval-coq-test-"))
     header = workdir / "h.v"
     header.write_text(HEADER + "Axiom hdr : True.\n")
-    coq = CoqSession(workdir, Limits())
+    (workdir / "s.v").write_text(STATEMENT + "\n")
+    coq = CoqSession(workdir, Limits(chain=resolve(request.param)))
     assert coq.load_file(header) == ""
     coq.snapshot()
+    assert coq.statement("thm", workdir / "s.v") == ""
     yield coq
     coq.close()
     shutil.rmtree(workdir, ignore_errors=True)
 
 
-def judge(session: CoqSession, before: str, proof: str) -> Outcome:
-    script = f"{before}\n{STATEMENT}\nProof.\n{proof}\nQed.\n"
+@pytest.fixture
+def unjudged(session: CoqSession) -> CoqSession:
+    """The session with the plugin's judge off: the verdict alone stands."""
+    session.run_commands(["ProofevalUnjudged."], time.monotonic() + 30)
+    return session
+
+
+def run(session: CoqSession, script: str) -> Outcome:
     return coq_verdict.decide(session.check(script, "thm", 30))
 
 
-def test_assumption_check_alone_catches_new_axioms(session: CoqSession) -> None:
-    new_axiom = judge(session, "Axiom cheat : False.", "destruct cheat.")
+def judge(session: CoqSession, before: str, proof: str) -> Outcome:
+    return run(session, f"{before}\n{STATEMENT}\nProof.\n{proof}\nQed.\n")
+
+
+def test_verdict_alone_catches_new_axioms(unjudged: CoqSession) -> None:
+    new_axiom = judge(unjudged, "Axiom cheat : False.", "destruct cheat.")
     assert new_axiom.verdict is Verdict.CHEATING
-    assert "cheat : False" in new_axiom.message
-    admitted_lemma = judge(session, "Lemma aux : False. Admitted.", "destruct aux.")
+    assert "an axiom in Top.cheat" in new_axiom.message
+    admitted_lemma = judge(unjudged, "Lemma aux : False. Admitted.", "destruct aux.")
     assert admitted_lemma.verdict is Verdict.CHEATING
 
 
-def test_assumption_check_alone_catches_an_axiom_named_like_a_header_axiom(
-    session: CoqSession,
-) -> None:
+def test_verdict_alone_catches_an_axiom_named_like_a_header_axiom(unjudged: CoqSession) -> None:
     # the answer's M.hdr prints as `hdr` once imported, like the header's own axiom
     shadow = "Module M. Axiom hdr : forall n : nat, n + 0 = n. End M. Import M."
-    outcome = judge(session, shadow, "exact hdr.")
+    outcome = judge(unjudged, shadow, "exact hdr.")
     assert outcome.verdict is Verdict.CHEATING, outcome
-    assert judge(session, "", "pose proof hdr. intros; lia.").verdict is Verdict.OK
+    assert judge(unjudged, "", "pose proof hdr. intros; lia.").verdict is Verdict.OK
 
 
-def test_assumption_check_alone_catches_unsafe_flags(session: CoqSession) -> None:
+def test_verdict_alone_catches_an_axiom_whose_type_prints_as_anything(
+    unjudged: CoqSession,
+) -> None:
+    looks_closed = (
+        "Notation \"'Closed' 'under' 'the' 'global' 'context'\" := False.\n"
+        "Axiom c : Closed under the global context."
+    )
+    outcome = judge(unjudged, looks_closed, "destruct c.")
+    assert outcome.verdict is Verdict.CHEATING, outcome
+
+
+def test_verdict_alone_catches_unsafe_flags(unjudged: CoqSession) -> None:
     unsafe = "Unset Guard Checking.\nFixpoint loop (n : nat) : nat := loop n.\nSet Guard Checking."
-    outcome = judge(session, unsafe, "intros; assert (loop 0 = loop 0) by reflexivity; lia.")
+    outcome = judge(unjudged, unsafe, "intros; assert (loop 0 = loop 0) by reflexivity; lia.")
     assert outcome.verdict is Verdict.CHEATING
-    assert "guarded" in outcome.message
+    assert "guard checking off" in outcome.message
+    left_off = run(unjudged, f"Unset Guard Checking.\n{STATEMENT}\nProof. intros; lia. Qed.")
+    assert left_off.verdict is Verdict.CHEATING, left_off
 
 
-def test_reset_leaves_nothing_behind(session: CoqSession) -> None:
-    assert judge(session, "Definition helper := 0.", "intros; lia.").verdict is Verdict.OK
-    outcome = judge(session, "", "unfold helper. intros; lia.")
+def test_verdict_alone_catches_what_is_left_open(unjudged: CoqSession) -> None:
+    in_module = run(unjudged, f"Module M.\n{STATEMENT}\nProof. intros; lia. Qed.")
+    assert in_module.verdict is Verdict.CHEATING, in_module
+    section = run(unjudged, f"Section S.\n{STATEMENT}\nProof. intros; lia. Qed.")
+    assert section.verdict is Verdict.CHEATING, section
+    unfinished = run(unjudged, f"{STATEMENT}\nProof. intros.")
+    assert unfinished.verdict is Verdict.FAIL, unfinished
+
+
+def test_verdict_alone_resolves_the_theorem_by_kernel_name_and_type(
+    unjudged: CoqSession,
+) -> None:
+    for stand_in in ["Definition thm : unit := tt.", "Definition thm := I.",
+                     "Theorem thm : True. Proof. exact I. Qed."]:  # fmt: skip
+        outcome = run(unjudged, stand_in)
+        assert outcome.verdict is Verdict.FAIL, (stand_in, outcome)
+    # the benchmark's statement elaborated before the answer: shadowing changes nothing
+    shadowed = "Definition nat := unit.\nTheorem thm : forall n : nat, n + 0 = n. Admitted."
+    assert run(unjudged, shadowed).verdict is not Verdict.OK
+
+
+def test_the_state_is_restored_after_each_attempt(unjudged: CoqSession) -> None:
+    assert judge(unjudged, "Definition helper := 0.", "intros; lia.").verdict is Verdict.OK
+    outcome = judge(unjudged, "", "unfold helper. intros; lia.")
     assert outcome.verdict is Verdict.FAIL
+    assert run(unjudged, f"Module M.\n{STATEMENT}\nProof. intros; lia. Qed.").verdict is (
+        Verdict.CHEATING
+    )
+    assert judge(unjudged, "", "intros; lia.").verdict is Verdict.OK  # M is closed and gone
 
 
-def test_coq_parser_alone_refuses_a_command_in_tactic_position(session: CoqSession) -> None:
-    # Written as the checker writes sentences, a command cannot parse as a tactic
-    commands = ["Axiom c : False", "Universe u", 'Redirect "x" Print nat']
-    for command in commands:
-        proof = "\n".join(render(s) for s in split(command + ". intros; lia."))
-        assert judge(session, "", proof).verdict is not Verdict.OK, command
+# Commands in every place the old renderer let them through (a sentence start, after a
+# goal selector, in a lemma's statement, after blanks the splitter kept): Coq's own parse
+# of the file is what the judge sees, so each is refused, whatever Python's split said.
+HIDDEN = {
+    "before the statement": "Axiom c : False.\nTHM\nProof. destruct c. Qed.",
+    "in the proof": "THM\nProof. intros. Axiom c : False. destruct c. Qed.",
+    "after a selector": "THM\nProof. 1: intros. Axiom c : False. destruct c. Qed.",
+    "after a comment that ends a sentence": "THM\nProof. (* x *) Axiom c : False. Qed.",
+    "in a lemma's place": "Notation \"'F'\" := False.\nTHM\nProof. intros; lia. Qed.",
+    "a module around the proof": "Module M.\nTHM\nProof. intros; lia. Qed.",
+    "an open section": "Section S. Variable v : False.\nTHM\nProof. destruct v. Qed.",
+    "fail control": "Fail Axiom c : False.\nTHM\nProof. intros; lia. Qed.",
+    "redirect": 'Redirect "x" Print nat.\nTHM\nProof. intros; lia. Qed.',
+    "attribute": "#[bypass_check(guard)] Fixpoint f (n : nat) : nat := f n.\nTHM\nProof. lia. Qed.",
+    "admitted": "THM\nAdmitted.",
+    "require": "Require Import Classical.\nTHM\nProof. intros; lia. Qed.",
+    "unset guard": "Unset Guard Checking.\nTHM\nProof. intros; lia. Qed.",
+    "load": 'Load "/etc/passwd".\nTHM\nProof. intros; lia. Qed.',
+    "declare ml": 'Declare ML Module "x".\nTHM\nProof. intros; lia. Qed.',
+    "the plugin's own switch": "ProofevalUnjudged.\nTHM\nProof. intros; lia. Qed.",
+}
+
+
+@pytest.mark.parametrize("script", HIDDEN.values(), ids=HIDDEN.keys())
+def test_judge_alone_refuses_every_command_but_proof_sentences(
+    session: CoqSession, script: str
+) -> None:
+    outcome = run(session, script.replace("THM", STATEMENT))
+    assert outcome.verdict in (Verdict.CHEATING, Verdict.ERROR), outcome
+    assert outcome.stage is Stage.PRECHECK, outcome
+
+
+def test_judge_lets_honest_proofs_through(session: CoqSession) -> None:
+    honest = [
+        "Proof. intros n. abstract lia. Qed.",
+        "Proof. intros n. transparent_abstract lia. Qed.",
+        "Proof using. intros; lia. Defined.",
+        "Proof. intros n. induction n. - reflexivity. - simpl. { rewrite IHn. reflexivity. } Qed.",
+        "Proof. intros. all: lia. Qed.",
+    ]
+    for proof in honest:
+        assert run(session, f"{STATEMENT}\n{proof}").verdict is Verdict.OK, proof
+    lemma = f"Lemma aux (m : nat) : m + 0 = m. Proof. abstract lia. Qed.\n{STATEMENT}\n"
+    assert run(session, lemma + "Proof. exact aux. Qed.").verdict is Verdict.OK
 
 
 def test_jobs_are_checked_as_they_come() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
+from proofeval.provers.coq.policy import Refusal, prepare, steps, theorem_name
 from proofeval.provers.coq.risks import benchmark_warnings, header_risks
 from proofeval.provers.coq.sentences import SentenceError, split
 
@@ -65,25 +65,21 @@ def test_theorem_name() -> None:
     assert theorem_name("Definition d := 1.") is None
 
 
-def render(answer: str) -> str:
-    return prepare(answer, "thm").proof
+def test_the_answer_reaches_coq_as_written_with_qed_when_missing() -> None:
+    assert prepare("intros. all: lia.", "thm").proof == "intros. all: lia.\nQed."
+    closed = "Proof. split. - exact I. - { auto. } Defined."
+    assert prepare(closed, "thm").proof == closed
 
 
-def test_rendering_parenthesizes_tactics_and_closes_with_qed() -> None:
-    assert render("intros. all: lia.") == "Proof.\n (intros).\nall: (lia).\nQed.\n"
-    assert render("Proof. split. - exact I. - { auto. } Defined.") == (
-        "Proof.\n (split).\n-\n (exact I).\n-\n{\n (auto).\n}\nDefined.\n"
-    )
-
-
-def test_auxiliary_lemmas_are_rendered_with_the_same_rules() -> None:
+def test_auxiliary_lemmas_go_before_the_statement_as_written() -> None:
     script = prepare("Lemma aux (n : nat) : n = n. Proof. reflexivity. Qed. apply aux.", "thm")
-    assert script.lemmas == (
-        "Module Proofeval_aux.\n"
-        "Lemma aux (n : nat) : (n = n).\nProof.\n (reflexivity).\nQed.\n"
-        "End Proofeval_aux.\n"
-    )
-    assert script.proof == "Proof.\nImport Proofeval_aux.\n (apply aux).\nQed.\n"
+    assert script.lemmas == "Lemma aux (n : nat) : n = n. Proof. reflexivity. Qed. "
+    assert script.proof == "apply aux.\nQed."
+
+
+def test_proof_state_steps_are_parenthesized() -> None:
+    assert steps("intros. all: lia.", "thm") == [" (intros).", "all: (lia)."]
+    assert steps("split. - { auto. }", "thm") == [" (split).", "-", "{", " (auto).", "}"]
 
 
 def refusal(answer: str) -> Refusal:
@@ -148,9 +144,7 @@ def test_other_commands_are_not_proofs(answer: str) -> None:
 
 def test_comment_and_string_tricks_stay_in_one_sentence() -> None:
     answer = 'intros. (* . Axiom c : False. *) idtac "x. Axiom c : False.". lia.'
-    assert prepare(answer, "thm").proof == (
-        'Proof.\n (intros).\n (idtac "x. Axiom c : False.").\n (lia).\nQed.\n'
-    )
+    assert prepare(answer, "thm").proof == answer + "\nQed."
 
 
 # --- what reaches Coq 8.16's known kernel bugs (tests/test_coq_critical.py runs them) ---
@@ -217,7 +211,7 @@ def test_a_restated_theorem_is_dropped() -> None:
     assert refusal(restated + " auto.").cheating  # text after its Qed
     # a statement about a fixpoint, restated, is not the answer's fixpoint
     about_fix = "Theorem thm : (fix f (n : nat) : nat := n) 0 = 0. Proof. reflexivity. Qed."
-    assert prepare(about_fix, "thm").proof == "Proof.\n (reflexivity).\nQed.\n"
+    assert prepare(about_fix, "thm").proof == "Proof. reflexivity. Qed."
     assert not refusal("Theorem thm : True. Proof. fix f 1. Qed.").cheating
 
 

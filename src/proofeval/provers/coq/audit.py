@@ -28,20 +28,23 @@ from proofeval.provers.coq.toolchain import HOST_CHAIN, OCAML_RUNTIME, Toolchain
 SOURCE = Path(__file__).with_name("plugin")
 PACKAGE = "proofeval-audit"  # the findlib package; Coq loads "proofeval-audit.plugin"
 PLUGIN = "proofeval_audit.cmxs"
-CLEAN = "proofeval-audit: clean"
-FOUND = "proofeval-audit: found"
-FINDING = "proofeval-audit-finding: "
+GRAMMARS = ("audit.mlg", "check.mlg")
+MODULES = ("judge.ml", "compat.ml", "audit.ml", "check.ml")  # in link order
 _lock = threading.Lock()
 
 
 @functools.cache
-def _stamp() -> str:
-    """Which build fits: the plugin's sources and the installed Coq."""
+def stamp(chain: Toolchain = HOST_CHAIN) -> str:
+    """Which build fits: the plugin's sources and the Coq (the host's version, or the
+    toolchain, whose Coq is fixed until it is built again)."""
     digest = hashlib.sha256()
-    for name in ("audit.mlg", "META"):
-        digest.update((SOURCE / name).read_bytes())
-    version = subprocess.run(["coqc", "-print-version"], capture_output=True, text=True)
-    digest.update(version.stdout.encode())
+    for path in sorted(SOURCE.iterdir()):
+        digest.update(path.name.encode() + path.read_bytes())
+    if chain.home is None:
+        version = subprocess.run(["coqc", "-print-version"], capture_output=True, text=True)
+        digest.update(version.stdout.encode())
+    else:
+        digest.update(chain.name.encode())
     return digest.hexdigest()[:16]
 
 
@@ -51,10 +54,10 @@ def cache_root() -> Path:
 
 
 def built(chain: Toolchain = HOST_CHAIN) -> Path:
-    """The directory holding `proofeval-audit/` (META and the plugin), built if needed:
-    a toolchain's was built against its own libcoq-core when it was added, the host's
-    goes to the user's cache. CheckerError saying what is missing when it cannot be built."""
-    target = chain.audit_dir or cache_root() / _stamp()
+    """The directory holding `proofeval-audit/` (META and the plugin) for these sources,
+    built if needed: a toolchain's inside it, against its own libcoq-core, the host's in
+    the user's cache. CheckerError saying what is missing when it cannot be built."""
+    target = (chain.audit_dir or cache_root()) / stamp(chain)
     with _lock:
         if not (target / PACKAGE / PLUGIN).is_file():
             build(target, chain)
@@ -71,11 +74,14 @@ def build(target: Path, chain: Toolchain = HOST_CHAIN) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
         work = Path(scratch)
-        (work / "audit.mlg").write_text(source_for(chain.version()))
+        version = chain.version()
+        for name, text in sources_for(version).items():
+            (work / name).write_text(text)
         run = functools.partial(_run, work=work, chain=chain)
-        run(["coqpp", "audit.mlg"])
+        for grammar in GRAMMARS:
+            run(["coqpp", grammar])
         run(["ocamlfind", "ocamlopt", "-package", "coq-core.vernac", "-rectypes",
-             "-thread", "-shared", "-o", PLUGIN, "audit.ml"])  # fmt: skip
+             "-thread", "-shared", "-o", PLUGIN, *MODULES])  # fmt: skip
         package = work / "out" / PACKAGE
         package.mkdir(parents=True)
         shutil.copy(work / PLUGIN, package / PLUGIN)
@@ -86,11 +92,19 @@ def build(target: Path, chain: Toolchain = HOST_CHAIN) -> None:
         (work / "out").rename(target)
 
 
-def source_for(version: str) -> str:
-    """audit.mlg as the Coq `version` ("8.20.1") compiles it."""
+def sources_for(version: str) -> dict[str, str]:
+    """The plugin's files as the Coq `version` ("8.20.1") compiles them: its compat
+    module is the one for that version, and a match's return clause is (names, ret) up
+    to 8.19 and ((names, ret), relevance) from 8.20."""
     parts = tuple(int(p) for p in re.findall(r"\d+", version)[:2])
     clause = "((names, ret), _)" if parts >= (8, 20) else "(names, ret)"
-    return (SOURCE / "audit.mlg").read_text().replace("CASE_RETURN", clause)
+    compat = "compat_8_20.ml" if parts >= (8, 20) else "compat_8_16.ml"
+    return {
+        "judge.ml": (SOURCE / "judge.ml").read_text(),
+        "compat.ml": (SOURCE / compat).read_text(),
+        "audit.mlg": (SOURCE / "audit.mlg").read_text().replace("CASE_RETURN", clause),
+        "check.mlg": (SOURCE / "check.mlg").read_text(),
+    }
 
 
 def _run(command: list[str], work: Path, chain: Toolchain) -> None:
@@ -125,17 +139,6 @@ def install_into(workdir: Path, chain: Toolchain = HOST_CHAIN) -> Path:
             shutil.copytree(source, partial)
             partial.rename(where / PACKAGE)
     return where
-
-
-def parse(printed: str) -> list[str] | None:
-    """The findings of one `ProofevalAudit`: [] when clean, None when it said neither."""
-    lines = [line.strip() for line in printed.splitlines() if line.strip()]
-    if lines == [CLEAN]:
-        return []
-    if lines and lines[0] == FOUND and len(lines) > 1:
-        if all(line.startswith(FINDING) for line in lines[1:]):
-            return [line.removeprefix(FINDING) for line in lines[1:]]
-    return None
 
 
 def main() -> None:

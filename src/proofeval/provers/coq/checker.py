@@ -117,8 +117,8 @@ class Worker:
             script = prepare(job.attempt.proof, name)
         except Refusal as refusal:
             return verdict.refused(refusal)
-        text = f"{script.lemmas}{sentence(problem.statement)}\n{script.proof}"
-        report = self.run(text, name, job.timeout)
+        text = f"{script.lemmas}\n{sentence(problem.statement)}\n{script.proof}\n"
+        report = self.run(text, problem.statement, job.timeout)
         coqchk_error = None
         if self.checker.settings.coqchk and verdict.decide(report).verdict is Verdict.OK:
             flags = self.session.flags if self.session is not None else ()
@@ -127,20 +127,21 @@ class Worker:
             coqchk_error = coqchk.recheck(self.checker.workdir, header, text, limits, flags)
         return verdict.decide(report, coqchk_error)
 
-    def run(self, text: str, name: str, timeout: float) -> Report:
+    def run(self, text: str, statement: str, timeout: float) -> Report:
         session = self.ready()
         try:
-            report = session.check(text, name, timeout)
+            why = self.checker.register(session, statement)
+            if why:
+                return Report("error", [f"the statement is unusable: {why}"])
+            report = session.check(text, statement_key(statement), timeout)
         except Timeout:
             self.session = None
             return Report(timed_out=True, seconds=timeout)
         except CheckerError as exc:
             self.close()
             return Report(died=str(exc))
-        if report.error.removeprefix("Error:").strip().startswith(verdict.RESOURCES):
-            self.close()  # a process that ran out of memory is not trusted further
-        elif not report.error and report.findings is None:
-            self.close()  # nor one whose audit failed
+        if not report.word or verdict.exhausted(report):
+            self.close()  # a process that ran out of memory, or did not reply, is not kept
         return report
 
     def ready(self) -> CoqSession:
@@ -332,20 +333,23 @@ class CoqChecker:
             self.on_event(f"compatibility with {coq}: {rule} (in {where})")
 
     def unusable(self, worker: Worker, problem: Problem) -> str:
-        """Why `problem`'s statement cannot be checked ("" when it type-checks)."""
+        """Why `problem`'s statement cannot be checked ("" when it elaborates)."""
         key = (context(problem), problem.statement)
         with self._lock:
             if key in self._statements:
                 return self._statements[key]
         try:
-            session = worker.ready()
+            why = self.register(worker.ready(), problem.statement)
         except CheckerError as exc:
             return str(exc)
-        error = session.load_file(self._file("s", sentence(problem.statement) + "\nAbort.\n"))
-        why = f"the statement is unusable: {error}" if error else ""
+        why = f"the statement is unusable: {why}" if why else ""
         with self._lock:
             self._statements[key] = why
         return why
+
+    def register(self, session: CoqSession, statement: str) -> str:
+        """Have `session` elaborate `statement` (once); why it cannot, or ""."""
+        return session.statement(statement_key(statement), self._file("s", sentence(statement)))
 
     def _file(self, stem: str, text: str) -> Path:
         digest = hashlib.sha256(text.encode()).hexdigest()[:24]
@@ -354,6 +358,11 @@ class CoqChecker:
             if not path.exists():
                 path.write_text(text)
         return path
+
+
+def statement_key(statement: str) -> str:
+    """The name a session keeps an elaborated statement under."""
+    return hashlib.sha256(statement.encode()).hexdigest()[:24]
 
 
 def sentence(statement: str) -> str:

@@ -11,11 +11,11 @@ is ERROR (not proof sentences), and so is what reaches a known kernel bug of Coq
 (KERNEL_RISKS: `fix`/`cofix` terms and tactics, VM and native conversion), wherever it
 stands: tactic arguments, `ltac:(...)`, auxiliary lemmas.
 
-Each tactic sentence is written back as `(tactic).` (after any goal selector), so Coq's
-own parser accepts it only as one Ltac expression: a command hidden in a sentence, or a
-sentence boundary that Coq reads differently from sentences.py, fails to parse rather
-than run. A lemma's statement is parenthesized the same way, and lemmas are kept in a module that
-only the main proof imports, so that the benchmark's statement means what it says.
+This is an early, cheap refusal, never the authority: the checker hands Coq the
+answer's own text (`prepare`: the lemmas, the benchmark's statement, the proof, Qed when
+it is missing), and the plugin judges Coq's own parse of it (plugin/judge.ml). Proof
+states run single steps, which `steps` writes as `(tactic).` after any goal selector, so
+that Coq's parser accepts each only as one Ltac expression.
 """
 
 from __future__ import annotations
@@ -81,12 +81,6 @@ SELECTOR = re.compile(
 STATEMENT = re.compile(r"\s*(" + "|".join(sorted(DECLARATIONS)) + r")\s+([A-Za-z_][\w']*)")
 
 
-# Auxiliary lemmas live in this module, imported only inside the main proof: a lemma named
-# like a constant the statement uses (`Lemma fact : nat -> nat`) would otherwise change
-# what the benchmark's statement means.
-AUX = "Proofeval_aux"
-
-
 class Refusal(Exception):
     """The answer is refused before Coq sees it: `cheating` or not proof sentences."""
 
@@ -97,8 +91,9 @@ class Refusal(Exception):
 
 @dataclass(frozen=True)
 class Script:
-    """A checked answer, rendered: `lemmas` go before the benchmark's statement,
-    `proof` after it."""
+    """A screened answer as the checker hands it to Coq: `lemmas` (the answer's own text)
+    go before the benchmark's statement, `proof` (the answer's own text, with a closing
+    Qed when it had none) after it."""
 
     lemmas: str
     proof: str
@@ -111,30 +106,44 @@ def theorem_name(statement: str) -> str | None:
 
 
 def prepare(answer: str, theorem: str) -> Script:
-    """The answer rendered for checking `theorem`; Refusal if it may not be checked."""
+    """The answer split around the benchmark's statement; Refusal if it may not be checked."""
+    sentences = _screened(answer, theorem)
+    names: set[str] = {theorem}
+    i = 0
+    while i < len(sentences) and _word(sentences[i]) in DECLARATIONS:
+        if _restates(sentences[i], theorem):
+            break
+        i = _lemma(sentences, i, names)
+    lemmas = answer[: sentences[i].start] if i < len(sentences) else answer
+    if i < len(sentences) and _restates(sentences[i], theorem):
+        i += 1  # the benchmark's theorem restated: its proof is checked against ours
+    begin = sentences[i].start if i < len(sentences) else len(answer)
+    closer, i = _proof(sentences, i)
+    if i < len(sentences):
+        raise Refusal(f"text after the proof is closed: {_show(sentences[i])}", cheating=True)
+    return Script(lemmas, answer[begin:] + ("" if closer else "\nQed."))
+
+
+def steps(tactic: str, theorem: str) -> list[str]:
+    """A proof state's step as sentences written `(tactic).` after any goal selector."""
+    sentences = _screened(tactic, theorem)
+    if sentences and _word(sentences[0]) in DECLARATIONS:
+        raise Refusal("lemmas cannot be stated in a proof state", cheating=False)
+    _closer, end = _proof(sentences, 0)
+    if end < len(sentences):
+        raise Refusal(f"text after the proof is closed: {_show(sentences[end])}", cheating=True)
+    return [render(s) for s in sentences if s.code.strip() != "Proof"]
+
+
+def _screened(answer: str, theorem: str) -> list[Sentence]:
     try:
         sentences = split(answer)
     except SentenceError as exc:
         raise Refusal(f"does not parse as Coq sentences: {exc}", cheating=False) from None
     for sentence in sentences:
-        if not _restates(sentence, theorem):  # dropped unread: nothing of it reaches Coq
+        if not _restates(sentence, theorem):  # left out unread: nothing of it reaches Coq
             _screen(sentence)
-    lemmas: list[str] = []
-    names: set[str] = {theorem}
-    i = 0
-    while i < len(sentences) and _word(sentences[i]) in DECLARATIONS:
-        if _restates(sentences[i], theorem):
-            i += 1  # the benchmark's theorem restated: its proof is checked against ours
-            break
-        text, i = _lemma(sentences, i, names)
-        lemmas.append(text)
-    proof, closer, i = _proof(sentences, i)
-    if i < len(sentences):
-        raise Refusal(f"text after the proof is closed: {_show(sentences[i])}", cheating=True)
-    if not lemmas:
-        return Script("", f"Proof.\n{proof}{closer or 'Qed'}.\n")
-    wrapped = f"Module {AUX}.\n{''.join(lemmas)}End {AUX}.\n"
-    return Script(wrapped, f"Proof.\nImport {AUX}.\n{proof}{closer or 'Qed'}.\n")
+    return sentences
 
 
 def _screen(sentence: Sentence) -> None:
@@ -183,63 +192,37 @@ def _declared_name(head: Sentence) -> str | None:
     return name[0] if name else None
 
 
-def _lemma(sentences: list[Sentence], i: int, names: set[str]) -> tuple[str, int]:
-    """An auxiliary lemma at sentences[i]: its rendered text, and where it ends."""
+def _lemma(sentences: list[Sentence], i: int, names: set[str]) -> int:
+    """Check the auxiliary lemma at sentences[i]; the index after it."""
     head = sentences[i]
-    word = _word(head)
-    rest = head.text[len(word) :]
-    name = IDENT.match(rest.lstrip())
+    name = _declared_name(head)
     if name is None:
         raise Refusal(f"a lemma without a name: {_show(head)}", cheating=False)
-    if name[0] in names:
-        raise Refusal(f"a second theorem named {name[0]}", cheating=True)
-    names.add(name[0])
-    after_name = len(word) + len(rest) - len(rest.lstrip()) + name.end()
-    binders, statement = _split_statement(head, after_name)
-    proof, closer, end = _proof(sentences, i + 1)
+    if name in names:
+        raise Refusal(f"a second theorem named {name}", cheating=True)
+    names.add(name)
+    closer, end = _proof(sentences, i + 1)
     if closer is None:
-        raise Refusal(f"lemma {name[0]} does not end with Qed or Defined", cheating=False)
-    text = f"{word} {name[0]}{binders} : ({statement}).\nProof.\n{proof}{closer}.\n"
-    return text, end
+        raise Refusal(f"lemma {name} does not end with Qed or Defined", cheating=False)
+    return end
 
 
-def _split_statement(head: Sentence, start: int) -> tuple[str, str]:
-    """(binders, statement) of a lemma head, split at its first top-level colon; the
-    binders may be only names and bracketed groups."""
-    depth = 0
-    for j in range(start, len(head.code)):
-        char = head.code[j]
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif depth == 0 and char == ":" and not head.code.startswith(":=", j):
-            return head.text[start:j].rstrip(), head.text[j + 1 :].strip()
-        elif depth == 0 and not (char.isspace() or char.isalnum() or char in "_'`"):
-            break
-        if depth < 0:
-            break
-    raise Refusal(f"not a lemma statement: {_show(head)}", cheating=False)
-
-
-def _proof(sentences: list[Sentence], i: int) -> tuple[str, str | None, int]:
-    """The proof starting at sentences[i]: rendered sentences, its closer (None when it
-    runs to the end of the answer) and the index after it."""
+def _proof(sentences: list[Sentence], i: int) -> tuple[str | None, int]:
+    """The proof starting at sentences[i]: its closer (None when it runs to the end of
+    the answer) and the index after it."""
     if i < len(sentences) and sentences[i].code.strip() == "Proof":
         i += 1
-    lines: list[str] = []
     while i < len(sentences):
         sentence = sentences[i]
         word = _word(sentence)
         i += 1
         if word in CLOSERS and sentence.code.strip() == word:
-            return "".join(lines), word, i
+            return word, i
         if word in DECLARATIONS:
             raise Refusal(f"states a theorem inside a proof: {_show(sentence)}", cheating=True)
         if sentence.code.strip() == "Proof":
             raise Refusal("a second Proof inside a proof", cheating=False)
-        lines.append(render(sentence) + "\n")
-    return "".join(lines), None, i
+    return None, i
 
 
 def render(sentence: Sentence) -> str:

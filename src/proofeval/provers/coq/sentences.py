@@ -33,6 +33,7 @@ class Sentence:
     kind: str  # "text" | "bullet" | "brace"
     ellipsis: bool = False  # ended with `...` rather than `.`
     start: int = 0  # where it starts in the source
+    end: int = 0  # where it ends in the source, after its period
 
 
 def split(source: str) -> list[Sentence]:
@@ -44,7 +45,7 @@ def split(source: str) -> list[Sentence]:
         end, kind, stop, ellipsis = _next_sentence(masked, i)
         while stop > i and masked[stop - 1] in BLANKS:  # a comment before the period
             stop -= 1
-        sentences.append(Sentence(source[i:stop], masked[i:stop], kind, ellipsis, i))
+        sentences.append(Sentence(source[i:stop], masked[i:stop], kind, ellipsis, i, end))
         i = _skip_blank(masked, end)
     return sentences
 
@@ -75,8 +76,10 @@ def _period(masked: str, i: int) -> tuple[int, str, int, bool]:
         if masked[j] != ".":
             j += 1
             continue
-        dots = len(masked) - j - len(masked[j:].lstrip("."))
-        after = j + dots
+        after = j
+        while after < len(masked) and masked[after] == ".":
+            after += 1
+        dots = after - j
         ends = after == len(masked) or masked[after] in BLANKS
         if ends and dots in (1, 3):
             return after, "text", j, dots == 3

@@ -1,12 +1,11 @@
 """One warm, sandboxed coqtop with a header loaded, checking attempts one at a time.
 
-Each attempt is a file the parent writes (the benchmark's statement, the answer's
-sentences, Qed) and loads with `Load`, which is all or nothing: if any sentence fails,
-Coq undoes the whole file. Then the parent's own commands ask for the theorem's
-assumptions and `Reset` to a mark set just before, so the next attempt starts from the
-header alone. The parent's commands print markers holding a fresh random nonce: what
-they print is read between two markers the answer cannot know, on stdout (messages) and
-stderr (errors and prompts), which coqtop keeps apart.
+Each statement is elaborated once per session by the plugin (`ProofevalStatement`),
+before any answer runs. Each attempt is a file the parent writes (the answer's lemmas,
+the benchmark's statement, the answer's proof) and hands to the plugin's
+`ProofevalCheck`, which judges and runs Coq's own parse of it, decides from Coq's data
+and undoes it all (plugin/check.mlg). Its one reply line is framed with a nonce the
+parent sends only after the answer has run, and carries the payload in hex.
 """
 
 from __future__ import annotations
@@ -32,9 +31,7 @@ START_LIMIT = 120.0  # seconds for coqtop to start
 PROBE_LIMIT = 60.0  # seconds for the parent's own queries
 OUTPUT_LIMIT = 32 << 20  # bytes an exchange may print
 PATH = "/usr/libexec/coq-hammer:/usr/bin:/bin"  # CoqHammer runs its ATPs through htimeout
-QUALID = re.compile(r"[A-Za-z_][\w']*(?:\.[A-Za-z_][\w']*)*")
-FETCHING = "Fetching opaque proofs from disk for "  # Coq's note, not an assumption
-CLOSED = "Closed under the global context"
+REPLY = "proofeval-reply"
 
 
 class Timeout(Exception):
@@ -43,13 +40,11 @@ class Timeout(Exception):
 
 @dataclass
 class Report:
-    """What coqtop said about one attempt, read only from the parent's own channels."""
+    """What the plugin replied about one attempt (check.mlg: a verdict word and its
+    reasons), or how the process failed to reply."""
 
-    error: str = ""  # the Load's error message; "" when the file loaded
-    assumptions: list[str] | None = None  # None: the theorem does not exist afterwards
-    new: list[str] = field(default_factory=list)  # assumptions the header did not have
-    # What the proof-term audit found ([] clean); None when it did not answer.
-    findings: list[str] | None = None
+    word: str = ""  # ok, fail, cheating, error, refused, refused-cheating; "": no reply
+    reasons: list[str] = field(default_factory=list)
     timed_out: bool = False
     died: str = ""  # the process ended or stopped answering
     seconds: float = 0.0
@@ -96,7 +91,7 @@ class CoqSession:
         self.workdir = workdir
         self.limits = limits
         self.flags = list(flags)  # -Q/-R load paths, all under workdir (see Project)
-        self._allowed: set[str] = set()  # assumptions the header itself has
+        self._statements: set[str] = set()  # keys the plugin has elaborated
         self._findlib = audit.install_into(workdir, limits.chain)  # seen in the sandbox
         self._proc = self._spawn()
         self._sel = selectors.DefaultSelector()
@@ -149,56 +144,40 @@ class CoqSession:
         _out, err = self._exchange([f'Load "{path}".'], time.monotonic() + limit)
         return load_error(err, path)
 
-    def check(self, script: str, theorem: str, timeout: float) -> Report:
-        """Load `script` (which states and proves `theorem`), then read the theorem's
-        assumptions and go back to the header. Timeout: the process is killed."""
-        start = time.monotonic()
+    def statement(self, key: str, path: Path) -> str:
+        """Have the plugin elaborate the statement in `path` as `key`, once per session;
+        why it cannot be, or ""."""
+        if key in self._statements:
+            return ""
         nonce = secrets.token_hex(8)
-        path = self.workdir / f"a_{nonce}.v"
+        command = f'ProofevalStatement "{nonce}" "{key}" "{path}".'
+        out, _err = self._exchange([command], time.monotonic() + PROBE_LIMIT)
+        word, reasons = framed(out, nonce)
+        if word != "ok":
+            return "; ".join(reasons) or "the plugin did not answer"
+        self._statements.add(key)
+        return ""
+
+    def check(self, script: str, key: str, timeout: float) -> Report:
+        """Have the plugin check `script` against the statement `key` (see statement).
+        Timeout: the process is killed."""
+        start = time.monotonic()
+        path = self.workdir / f"a_{secrets.token_hex(8)}.v"
         path.write_text(script)
-        mark = f"proofeval_{nonce}"
-        commands = [
-            f"Definition {mark}_mark := Type.",
-            f'Load "{path}".',
-            f"Locate {mark}_begin.",
-            f"Print Assumptions {theorem}.",
-            f"Locate {mark}_audit.",
-            f"ProofevalAudit {theorem}.",
-            f"Locate {mark}_end.",
-            f"Reset {mark}_mark.",
-        ]
+        nonce = secrets.token_hex(8)
         try:
-            out, err = self._exchange(commands, start + timeout)
+            out, _err = self._exchange(
+                [f'ProofevalCheck "{nonce}" "{key}" "{path}".'], start + timeout
+            )
         finally:
             path.unlink(missing_ok=True)
-        report = Report(error=load_error(err, path))
-        printed = between(out, f"{mark}_begin", f"{mark}_audit")
-        report.assumptions = None if not printed.strip() else parse_assumptions(printed)
-        report.findings = audit.parse(between(out, f"{mark}_audit", f"{mark}_end"))
-        report.new = self._new_assumptions(report.assumptions or [])
-        report.seconds = time.monotonic() - start
-        return report
+        word, reasons = framed(out, nonce)
+        return Report(word, reasons, seconds=time.monotonic() - start)
 
     def run_commands(self, commands: list[str], deadline: float) -> tuple[str, str]:
         """Send the parent's own `commands` (proof states, states.py); what stdout and
         stderr said. Timeout: the process is killed."""
         return self._exchange(commands, deadline)
-
-    def _new_assumptions(self, entries: list[str]) -> list[str]:
-        """The entries that the header's environment does not have: each name is asked
-        again after the Reset, and its entry must read exactly the same there."""
-        unknown = [e for e in entries if e not in self._allowed]
-        for entry in unknown:
-            name = entry.split()[0]
-            if QUALID.fullmatch(name) and entry in self._assumptions_of(name):
-                self._allowed.add(entry)
-        return [e for e in entries if e not in self._allowed]
-
-    def _assumptions_of(self, name: str) -> list[str]:
-        mark = f"proofeval_{secrets.token_hex(8)}"
-        commands = [f"Locate {mark}_begin.", f"Print Assumptions {name}.", f"Locate {mark}_end."]
-        out, _err = self._exchange(commands, time.monotonic() + PROBE_LIMIT)
-        return parse_assumptions(between(out, f"{mark}_begin", f"{mark}_end"))
 
     # --- the channel ----------------------------------------------------------------
 
@@ -268,13 +247,14 @@ class CoqSession:
 # --- reading what coqtop printed ---------------------------------------------------
 
 
-def between(text: str, start: str, end: str) -> str:
-    """The lines strictly between the line holding `start` and the one holding `end`."""
-    first = text.find(start)
-    last = text.find(end, first + 1)
-    if first < 0 or last < 0:
-        return ""
-    return text[text.find("\n", first) + 1 : text.rfind("\n", 0, last) + 1]
+def framed(out: str, nonce: str) -> tuple[str, list[str]]:
+    """The verdict word and reasons of the plugin's one reply for `nonce`; ("", [why])
+    when there is not exactly one."""
+    found = re.findall(rf"^{REPLY}:{nonce}:([0-9a-f]*)$", out, re.MULTILINE)
+    if len(found) != 1:
+        return "", [f"the plugin gave {len(found)} replies"]
+    word, *reasons = bytes.fromhex(found[0]).decode(errors="replace").split("\n")
+    return word, reasons
 
 
 def load_error(err: str, path: Path) -> str:
@@ -294,22 +274,6 @@ def load_error(err: str, path: Path) -> str:
         return ""
     lines = segment[error.start() :].split("\n")
     return "\n".join(line for line in lines if not line.startswith(">")).strip()
-
-
-def parse_assumptions(printed: str) -> list[str]:
-    """The entries of a `Print Assumptions` output, each on one line with single
-    spaces; [] for a closed theorem. Headings (`Axioms:`) are not entries."""
-    if CLOSED in printed:
-        return []
-    entries: list[str] = []
-    for line in printed.split("\n"):
-        if not line.strip() or line.startswith(FETCHING):
-            continue
-        if line[0] in " \t" and entries:
-            entries[-1] += " " + line.strip()
-        elif not re.fullmatch(r"[A-Z][\w ]*:", line.strip()):
-            entries.append(line.strip())
-    return [" ".join(e.split()) for e in entries]
 
 
 def tail(text: str, size: int = 300) -> str:

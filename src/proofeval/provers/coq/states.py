@@ -22,7 +22,7 @@ from pathlib import Path
 from proofeval.errors import CheckerError
 from proofeval.model import Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq.checker import CoqChecker, context, sentence
-from proofeval.provers.coq.policy import CLOSERS, Refusal, prepare, theorem_name
+from proofeval.provers.coq.policy import CLOSERS, Refusal, steps, theorem_name
 from proofeval.provers.coq.sentences import SentenceError, split
 from proofeval.provers.coq.session import CoqSession, Timeout
 from proofeval.provers.coq.verdict import refused
@@ -96,11 +96,7 @@ class CoqStates:
         if any(s.code.strip() in CLOSERS for s in sentences):
             raise Refusal("a step does not close the proof: finish does", cheating=False)
         assert self.theorem is not None
-        script = prepare(tactic, self.theorem)
-        if script.lemmas:
-            raise Refusal("lemmas cannot be stated in a proof state", cheating=False)
-        body = script.proof.removeprefix("Proof.\n")
-        return body[: body.rindex("Qed.")].splitlines()
+        return steps(tactic, self.theorem)
 
     def _run(self, path: list[str], body: list[str], timeout: float) -> tuple[Goals, str, str]:
         """Run the statement, `path` and `body`; the goals, the body's first error and

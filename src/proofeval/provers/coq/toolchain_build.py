@@ -65,7 +65,7 @@ def add(name: str, force: bool = False, say: Progress = print) -> Toolchain:
     _install(recipe, partial / "root", say)
     chain = Toolchain(name, partial)
     say("building the audit plugin against the toolchain's libcoq-core")
-    audit.build(partial / "audit", chain)
+    audit.build(partial / "audit" / audit.stamp(chain), chain)
     version = _coq_version(partial / "root")
     seconds = round(time.monotonic() - start)
     info = {"name": name, "suite": recipe.suite, "coq_version": version,

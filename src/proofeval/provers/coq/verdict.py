@@ -1,16 +1,17 @@
 """The Coq verdict: the one place that turns what was observed into OK, FAIL, CHEATING,
-TIMEOUT or ERROR. Everything it reads comes from the checker's own channels (the policy's
-refusal, coqtop's error for the nonce-named attempt file, `Print Assumptions` between
-nonce markers, the process's fate, coqchk's exit status), never from the answer's output.
+TIMEOUT or ERROR. It reads only the policy's early refusal, the plugin's one framed
+reply (check.mlg: a verdict word decided inside coqtop from Coq's own parse and data),
+the process's fate and coqchk's exit status; never what an answer printed.
 
-OK needs all of: the attempt file loaded (Coq accepted every sentence and the closing Qed
-or Defined of the benchmark's own statement), `Print Assumptions` of the theorem printed
-something, every assumption it lists is one the header's environment already has (asked
-again after going back to the header, and printed the same there; else CHEATING), the
-proof-term audit (audit.py) answered and found, outside the header's and libraries'
-constants, no fixpoint that is not obviously structural, no cofixpoint, no native cast
-and no VM cast over primitive integers, floats or arrays (Coq 8.16's kernel cannot be
-trusted on those), and, with --coqchk, coqchk accepted the compiled file.
+The plugin says ok only when: every command of the attempt file was, in Coq's own
+parse, a statement, Proof, a tactic, a bullet or brace, Qed or Defined (judge.ml), and
+ran; no proof, module or section is left open and the kernel's flags are unchanged; the
+constant of the statement's name in the header's module has the type the benchmark's
+statement elaborated to before any answer ran (syntactically up to universes, else by
+conversion); and nothing it depends on that the header did not have is an axiom, a
+primitive, a declaration made with the kernel's checks off, a proof term that cannot be
+read, a fixpoint that is not obviously structural, a cofixpoint, a native cast or a VM
+cast over primitive integers, floats or arrays (Coq 8.16's kernel is unsound there).
 """
 
 from __future__ import annotations
@@ -19,8 +20,16 @@ from proofeval.model import Outcome, Stage, Verdict
 from proofeval.provers.coq.policy import Refusal
 from proofeval.provers.coq.session import Report
 
-RESOURCES = ("Out of memory", "Stack overflow")
-GIVEN_UP = "Attempt to save a proof with given up goals"
+# The plugin's verdict words, and the stage that decided.
+WORDS = {
+    "ok": (Verdict.OK, Stage.CHECK),
+    "fail": (Verdict.FAIL, Stage.CHECK),
+    "cheating": (Verdict.CHEATING, Stage.CHECK),
+    "error": (Verdict.ERROR, Stage.CHECK),
+    "refused": (Verdict.ERROR, Stage.PRECHECK),
+    "refused-cheating": (Verdict.CHEATING, Stage.PRECHECK),
+}
+RESOURCES = "resources exhausted"
 
 
 def refused(refusal: Refusal) -> Outcome:
@@ -32,42 +41,21 @@ def refused(refusal: Refusal) -> Outcome:
 def decide(report: Report, coqchk_error: str | None = None) -> Outcome:
     """The verdict on one attempt that Coq was asked to check."""
     seconds = report.seconds
-
-    def outcome(verdict: Verdict, message: str, stage: Stage = Stage.CHECK) -> Outcome:
-        return Outcome(verdict, stage, seconds, message)
-
     if report.timed_out:
-        return outcome(Verdict.TIMEOUT, "wall-clock limit reached")
+        return Outcome(Verdict.TIMEOUT, Stage.CHECK, seconds, "wall-clock limit reached")
     if report.died:
-        return outcome(Verdict.ERROR, f"coqtop died: {report.died}")
-    if report.error:
-        return _failed(report.error, outcome)
-    if report.assumptions is None:
-        return outcome(Verdict.ERROR, "the theorem is not defined after a clean load")
-    if report.new:
-        return outcome(Verdict.CHEATING, "new assumptions: " + "; ".join(report.new))
-    if report.findings is None:
-        return outcome(Verdict.ERROR, "the proof-term audit gave no answer")
-    if report.findings:
-        found = "; ".join(report.findings)
-        return outcome(
-            Verdict.ERROR,
-            f"refused: the proof term holds {found} (Coq 8.16's kernel is unsound there)",
-        )
-    if coqchk_error is not None:
-        return outcome(Verdict.CHEATING, f"coqchk rejected the proof: {coqchk_error}")
-    return outcome(Verdict.OK, "")
+        return Outcome(Verdict.ERROR, Stage.CHECK, seconds, f"coqtop died: {report.died}")
+    if report.word not in WORDS:
+        why = "; ".join(report.reasons)
+        return Outcome(Verdict.ERROR, Stage.CHECK, seconds, f"no verdict from Coq: {why}")
+    verdict, stage = WORDS[report.word]
+    message = "\n".join(report.reasons)
+    if verdict is Verdict.OK and coqchk_error is not None:
+        why = f"coqchk rejected the proof: {coqchk_error}"
+        return Outcome(Verdict.CHEATING, stage, seconds, why)
+    return Outcome(verdict, stage, seconds, message)
 
 
-def _failed(error: str, outcome) -> Outcome:
-    """The attempt file did not load: why decides between FAIL, CHEATING and ERROR."""
-    first = error.removeprefix("Error:").strip()
-    if any(first.startswith(r) for r in RESOURCES):
-        return outcome(Verdict.ERROR, f"resources exhausted: {first}")
-    if first.startswith("Anomaly"):
-        return outcome(Verdict.ERROR, first)
-    if first.lower().startswith("syntax error"):  # Coq's lexer says "Syntax Error: Lexer"
-        return outcome(Verdict.ERROR, f"does not parse: {first}", Stage.PRECHECK)
-    if GIVEN_UP in first:
-        return outcome(Verdict.CHEATING, "closes a proof with given-up (admitted) goals")
-    return outcome(Verdict.FAIL, first)
+def exhausted(report: Report) -> bool:
+    """Whether the attempt ran out of memory or stack (its process is not kept)."""
+    return report.word == "error" and any(r.startswith(RESOURCES) for r in report.reasons)
