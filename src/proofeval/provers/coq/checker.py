@@ -11,6 +11,7 @@ import hashlib
 import shutil
 import tempfile
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
@@ -113,12 +114,16 @@ class Worker:
         why = self.checker.unusable(self, problem)
         if why:
             return _precheck_error(why)
+        start = time.monotonic()
         try:
             script = prepare(job.attempt.proof, name)
         except Refusal as refusal:
             return verdict.refused(refusal)
+        left = job.timeout - (time.monotonic() - start)  # the screen's time counts too
+        if left <= 0:
+            return Outcome(Verdict.TIMEOUT, Stage.PRECHECK, job.timeout, "screening took the limit")
         text = f"{script.lemmas}\n{sentence(problem.statement)}\n{script.proof}\n"
-        report = self.run(text, problem.statement, job.timeout)
+        report = self.run(text, problem.statement, left)
         coqchk_error = None
         if self.checker.settings.coqchk and verdict.decide(report).verdict is Verdict.OK:
             flags = self.session.flags if self.session is not None else ()
