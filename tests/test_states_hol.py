@@ -266,9 +266,11 @@ def test_search_runs_confined_and_meets_the_deny_list(states: States) -> None:
     with states.session() as session:
         found = session.search(p, "`n + 0`")
         assert isinstance(found, list)  # Debian's HOL Light has no theorem database
+        # a pattern is one term in backquotes: code is refused before anything runs
         denied = session.search(p, '(ignore (Sys.command "true"); `n + 0`)')
         assert isinstance(denied, StepError)
-        assert (denied.outcome.verdict, denied.outcome.stage) == (Verdict.CHEATING, Stage.PRECHECK)
+        assert (denied.outcome.verdict, denied.outcome.stage) == (Verdict.ERROR, Stage.PRECHECK)
+        assert "one HOL term in backquotes, never code" in denied.outcome.message
 
 
 def test_the_path_is_assembled_in_preorder() -> None:

@@ -35,7 +35,7 @@ from pathlib import Path
 from proofeval.builders.categories import OFFICIAL_RULES, Rule, categorize, rules_json
 from proofeval.errors import InputError
 from proofeval.loaders.s2n_official import BUILD_INFO, PROBLEMS, REFERENCES
-from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
+from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess, quoted_term
 from proofeval.provers.hol_light.sources import (
     Inlined,
     Inliner,
@@ -257,7 +257,7 @@ class Builder:
             return
         group, stem = self.group_and_stem(occ.file)
         name = occ.name
-        if occ.query.find("`") == occ.query.rfind("`"):  # no quoted term
+        if quoted_term(occ.query) is None:  # code that makes the goal: HOL Light refuses it
             category, reason = None, "the goal is evaluated at runtime"
         else:
             decision = categorize(self.opts.rules, name, occ.query, group)

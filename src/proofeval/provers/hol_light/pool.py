@@ -19,7 +19,7 @@ from pathlib import Path
 from proofeval.errors import CheckerError
 from proofeval.model import Outcome, Problem, Stage, Verdict
 from proofeval.provers.hol_light import contexts
-from proofeval.provers.hol_light.server import Launcher, WarmProcess, launcher
+from proofeval.provers.hol_light.server import STATEMENT_LIMITS, Launcher, WarmProcess, launcher
 from proofeval.provers.interface import (
     CheckSettings,
     EventCallback,
@@ -235,6 +235,11 @@ class HolLightChecker:
         finally:
             scheduler.finish()
 
+    @property
+    def _statement_limits(self) -> tuple[float, int]:
+        """A statement is parsed within the attempts' memory."""
+        return (STATEMENT_LIMITS[0], self.settings.memory_mb)
+
     def _base(self) -> WarmProcess:
         with self._base_lock:
             if self.base is None:
@@ -292,7 +297,7 @@ class HolLightChecker:
             with scheduler.cond:
                 problems = list(slot.node.problems.values())
             for problem in problems:
-                why = template.add_goal(problem.id, problem.statement)
+                why = template.add_goal(problem.id, problem.statement, self._statement_limits)
                 if why is not None:
                     slot.goal_errors[problem.id] = why
                 slot.goals.add(problem.id)
@@ -334,7 +339,7 @@ class HolLightChecker:
             if slot.failure or slot.template is None or problem.id in slot.goals:
                 return
             try:
-                why = slot.template.add_goal(problem.id, problem.statement)
+                why = slot.template.add_goal(problem.id, problem.statement, self._statement_limits)
             except CheckerError as exc:  # this problem's attempts are ERRORs, not the run
                 why = str(exc)
             if why is not None:

@@ -40,12 +40,26 @@ if TYPE_CHECKING:
 
 DEBIAN_HOL_LIGHT = Path("/usr/share/hol-light")
 BOOT_LIMIT = 3600.0  # seconds to load the HOL Light core before giving up
+# What parsing one statement may spend (seconds, MiB of address space, the context's
+# included): a statement is parsed in a confined child of the context's process.
+STATEMENT_LIMITS = (60.0, 4096)
 
 
 def _ocaml_string(text: str) -> str:
     """An OCaml string literal of `text`, every byte but plain ones escaped."""
     plain = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-$+ "
     return '"' + "".join(chr(b) if b in plain else f"\\{b:03d}" for b in text.encode()) + '"'
+
+
+def quoted_term(statement: str) -> str | None:
+    """The text of the one term a statement quotes in backquotes, or None when it is not
+    one quoted term (then HOL Light refuses it: a statement is never code). The rule is
+    proofeval_text.ml's `quoted_term`; this copy only lets the builder drop such goals."""
+    text = statement.strip(" \x0c\n\r\t")  # what OCaml's String.trim removes
+    inner = text[1:-1]
+    if len(text) >= 2 and text[0] == text[-1] == "`" and "`" not in inner:
+        return inner
+    return None
 
 
 def _on_off(flag: bool) -> str:
@@ -127,9 +141,15 @@ class WarmProcess:
         expr = f'try ignore (file_on_path {path} {_ocaml_string(name)}); "yes" with _ -> "no"'
         return self.eval_string(f"({expr})") == "yes"
 
-    def add_goal(self, goal_id: str, statement: str) -> str | None:
-        """Register a statement; the reason it is unusable, or None."""
-        reply = self._request(["goal", goal_id, statement], 600.0)
+    def add_goal(
+        self, goal_id: str, statement: str, limits: tuple[float, int] = STATEMENT_LIMITS
+    ) -> str | None:
+        """Register a statement, the text of one term in backquotes (never code: it is
+        parsed by HOL Light's parser in a confined child within `limits`, seconds and
+        MiB); the reason it is unusable, or None."""
+        timeout, memory_mb = limits
+        fields = ["goal", goal_id, statement, repr(float(timeout)), str(memory_mb)]
+        reply = self._request(fields, timeout + 60.0)
         return None if reply[0] == "ok" else reply[-1]
 
     def check(

@@ -14,10 +14,10 @@ import threading
 
 from proofeval.errors import CheckerError
 from proofeval.model import Outcome, Problem, Stage, Verdict
-from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.hol_light.server import STATEMENT_LIMITS, WarmProcess
 from proofeval.provers.states import Goals, Refused, StepLimits
 
-START_LIMIT = 600.0  # seconds to evaluate a statement (natively it is compiled first)
+START_LIMIT = 600.0  # seconds to collapse a template's heap into huge pages
 
 
 def _slack(limits: StepLimits) -> float:
@@ -78,9 +78,11 @@ class HolLightStates:
         self.proc = proc
 
     def start(self, handle: str) -> Goals:
-        reply = self.proc.state_request(
-            ["state_start", handle, self.problem.statement], START_LIMIT
-        )
+        """The statement's goal: one term, parsed in a confined child (see add_goal)."""
+        timeout, memory_mb = STATEMENT_LIMITS
+        statement = self.problem.statement
+        fields = ["state_start", handle, statement, repr(float(timeout)), str(memory_mb)]
+        reply = self.proc.state_request(fields, timeout + 60.0)
         if reply[0] != "ok" or len(reply) < 2 or not reply[1].isdigit():
             raise CheckerError(f"the statement is unusable: {reply[-1]}")
         return Goals(tuple(reply[2:]), solved=reply[1] == "0")

@@ -6,22 +6,24 @@
 Topdirs.dir_directory (Sys.getenv "PROOFEVAL_BUILD_DIR");;
 #load "proofeval_server.cma";;
 let proofeval_tactic_slot : (unit -> tactic) option ref = ref None;;
-let proofeval_term_slot : (unit -> term) option ref = ref None;;
 let proofeval_string_slot : (unit -> string) option ref = ref None;;
 let proofeval_engine =
-  Proofeval_toplevel.engine proofeval_tactic_slot proofeval_term_slot proofeval_string_slot;;
+  Proofeval_toplevel.engine proofeval_tactic_slot proofeval_string_slot;;
+let proofeval_hol =
+  { Proofeval_server.prove = prove; Proofeval_server.dest_thm = dest_thm;
+    Proofeval_server.axioms = axioms; Proofeval_server.aconv = aconv;
+    Proofeval_server.record_steps = Proofeval_kernel_log.record_steps;
+    Proofeval_server.end_steps = Proofeval_kernel_log.end_steps;
+    Proofeval_server.prepare_replay = Proofeval_kernel_log.refresh_olds;
+    Proofeval_server.replay = Proofeval_replay.replay_from;
+    Proofeval_server.parse_term = parse_term;
+    Proofeval_server.encode_term = Proofeval_goals.encode_term;
+    Proofeval_server.decode_term = Proofeval_goals.decode_term };;
 Proofeval_states.install
   { Proofeval_states.start = Proofeval_goals.start; Proofeval_states.apply = Proofeval_goals.apply;
     Proofeval_states.count = Proofeval_goals.count; Proofeval_states.show = Proofeval_goals.show;
     Proofeval_states.encode = Proofeval_goals.encode; Proofeval_states.decode = Proofeval_goals.decode;
     Proofeval_states.snapshot = Proofeval_goals.snapshot;
     Proofeval_states.find_theorems = Proofeval_goals.find_theorems }
-  proofeval_engine;;
-Proofeval_server.serve
-  { Proofeval_server.prove = prove; Proofeval_server.dest_thm = dest_thm;
-    Proofeval_server.axioms = axioms; Proofeval_server.aconv = aconv;
-    Proofeval_server.record_steps = Proofeval_kernel_log.record_steps;
-    Proofeval_server.end_steps = Proofeval_kernel_log.end_steps;
-    Proofeval_server.prepare_replay = Proofeval_kernel_log.refresh_olds;
-    Proofeval_server.replay = Proofeval_replay.replay_from }
-  proofeval_engine;;
+  proofeval_hol proofeval_engine;;
+Proofeval_server.serve proofeval_hol proofeval_engine;;

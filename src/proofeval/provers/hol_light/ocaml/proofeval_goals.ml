@@ -164,6 +164,15 @@ module Proofeval_goals = struct
       lines;
     List.rev !goals
 
+  (* ---- a statement: one term, sent as a goal with no hypotheses ---- *)
+
+  let encode_term (t : term) : string =
+    if type_of t <> bool_ty then failwith ("its type is " ^ string_of_type (type_of t))
+    else encode (start t)
+
+  let decode_term (text : string) : term =
+    match decode text with [ ([], t) ] -> t | _ -> failwith "not one term"
+
   (* ---- search, in a confined child ---- *)
 
   let find_theorems (pattern : term) (limit : int) : string list =

@@ -286,14 +286,13 @@ let split cfg path =
   | None, _ -> [ "error"; "0"; "the parser ran out of time" ]
   | _, printed -> [ "error"; "0"; "the parser failed: " ^ one_line printed ]
 
-let engine cfg ~tactic ~term ~string : ('term, 'tac) Proofeval_server.engine =
+let engine cfg ~tactic ~string : ('term, 'tac) Proofeval_server.engine =
   {
     Proofeval_server.prepare_tactic =
       (fun ~timeout ~deadline ~memory_mb text ->
         match compile cfg (budget ~timeout ~deadline ~memory_mb) "tactic" text with
         | `Plugin plugin -> `Later (fun () -> link plugin tactic)
         | (`Denied _ | `Error _) as no -> `Refused no);
-    statement = in_process cfg "term" term;
     trusted_string = in_process cfg "string" string;
     load;
     split = split cfg;

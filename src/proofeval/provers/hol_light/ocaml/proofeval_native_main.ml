@@ -12,7 +12,22 @@ let () =
   in
   let engine =
     Proofeval_native.engine config ~tactic:Proofeval_native_slots.tactic
-      ~term:Proofeval_native_slots.term ~string:Proofeval_native_slots.string
+      ~string:Proofeval_native_slots.string
+  in
+  let hol =
+    {
+      Proofeval_server.prove;
+      dest_thm;
+      axioms;
+      aconv;
+      record_steps = Proofeval_kernel_log.record_steps;
+      end_steps = Proofeval_kernel_log.end_steps;
+      prepare_replay = Proofeval_kernel_log.refresh_olds;
+      replay = Proofeval_replay.replay_from;
+      parse_term;
+      encode_term = Proofeval_goals.encode_term;
+      decode_term = Proofeval_goals.decode_term;
+    }
   in
   Proofeval_states.install
     {
@@ -25,16 +40,5 @@ let () =
       snapshot = Proofeval_goals.snapshot;
       find_theorems = Proofeval_goals.find_theorems;
     }
-    engine;
-  ignore @@ Proofeval_server.serve
-    {
-      Proofeval_server.prove;
-      dest_thm;
-      axioms;
-      aconv;
-      record_steps = Proofeval_kernel_log.record_steps;
-      end_steps = Proofeval_kernel_log.end_steps;
-      prepare_replay = Proofeval_kernel_log.refresh_olds;
-      replay = Proofeval_replay.replay_from;
-    }
-    engine
+    hol engine;
+  ignore @@ Proofeval_server.serve hol engine

@@ -1,6 +1,5 @@
-(* Where a linked answer, statement or string leaves its value (see proofeval_parse). *)
+(* Where a linked answer or string leaves its value (see proofeval_parse). *)
 open Proofeval_hol_core
 
 let tactic : (unit -> tactic) option ref = ref None
-let term : (unit -> term) option ref = ref None
 let string : (unit -> string) option ref = ref None

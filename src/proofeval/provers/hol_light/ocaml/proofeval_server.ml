@@ -20,6 +20,9 @@ type ('term, 'thm, 'tac) hol = {
   prepare_replay : unit -> unit;  (* the serial table, before forking *)
   replay : in_channel -> 'thm;
       (* Failure: the steps do not replay; any other exception: they ended too soon *)
+  parse_term : string -> 'term;  (* HOL Light's parser: only ever called in a child *)
+  encode_term : 'term -> string;  (* records, in the child (see proofeval_goals.ml) *)
+  decode_term : string -> 'term;  (* rebuilt through the kernel; Failure if they do not *)
 }
 
 (* Text made into a value of the expected type (the type checker, not us, guarantees
@@ -34,7 +37,6 @@ type 'a prepared = [ `Refused of [ `Denied of string | `Error of string ] | `Lat
 type ('term, 'tac) engine = {
   (* [deadline]: the attempt's, on Unix.gettimeofday's clock *)
   prepare_tactic : timeout:float -> deadline:float -> memory_mb:int -> string -> 'tac prepared;
-  statement : string -> 'term compiled;  (* deny-checked, like an answer *)
   trusted_string : string -> string compiled;  (* proofeval's own code, never an answer's *)
   load : string -> string list;  (* a context, in this process: "ok" or "error", why *)
   split : string -> string list;  (* a source file's phrases: see Proofeval_phrases *)
@@ -408,15 +410,52 @@ type ('term, 'thm, 'tac) server = {
   socket_path : string;
 }
 
-let add_goal srv id text =
-  match srv.engine.statement text with
-  | `Error why | `Denied why -> [ "error"; why ]
-  | `Ok thunk -> (
-      match thunk () with
-      | goal ->
-          Hashtbl.replace srv.goals id goal;
-          [ "ok" ]
-      | exception exn -> [ "error"; "the statement does not evaluate: " ^ Printexc.to_string exn ])
+let not_a_term = "a statement is the text of one HOL term in backquotes, never code"
+
+(* The parsed statement may be as large as this (in records). *)
+let statement_reply_limit = 64 * 1048576
+
+(* The term a statement's text denotes, or why none. The text is one term in backquotes
+   (see [quoted_term]), parsed by HOL Light's own parser in a confined child within
+   [limits], sent back as records and rebuilt here through the kernel's constructors: a
+   statement runs no code here, changes nothing here, and hangs nothing here. *)
+let statement hol limits ~server_fd text =
+  match quoted_term text with
+  | None -> Error not_a_term
+  | Some inner -> (
+      let body fd =
+        send fd
+          (match hol.encode_term (hol.parse_term inner) with
+          | records -> [ "term"; records ]
+          | exception Failure why -> [ "error"; why ]
+          | exception Out_of_memory -> [ "error"; "memory exhausted" ]
+          | exception Stack_overflow -> [ "error"; "stack overflow" ]
+          | exception exn -> [ "error"; Printexc.to_string exn ])
+      in
+      let deadline = now () +. limits.timeout in
+      match confined limits ~server_fd ~deadline ~limit:statement_reply_limit body with
+      | `Timeout, _ ->
+          Error (Printf.sprintf "the statement was not parsed within %gs" limits.timeout)
+      | `Too_big, _ -> Error "the parsed statement is too large"
+      | `Eof data, status -> (
+          match decode data with
+          | [ "term"; records ] -> (
+              match hol.decode_term records with
+              | t -> Ok t
+              | exception (Failure why | Invalid_argument why) ->
+                  Error ("the parsed statement does not rebuild: " ^ one_line why))
+          | [ "error"; why ] -> Error ("the statement does not parse as a formula: " ^ one_line why)
+          | _ | (exception _) -> Error ("the statement's parser: " ^ describe_status status)))
+
+let limits_of timeout memory_mb =
+  { timeout = float_of_string timeout; memory_mb = int_of_string memory_mb }
+
+let add_goal srv ~server_fd id text limits =
+  match statement srv.hol limits ~server_fd text with
+  | Error why -> [ "error"; why ]
+  | Ok goal ->
+      Hashtbl.replace srv.goals id goal;
+      [ "ok" ]
 
 (* Trusted text from proofeval itself (never an answer): an expression of type string. *)
 let eval_string srv text =
@@ -468,14 +507,13 @@ and handle srv sock request =
     | [ "load"; dir; path ] ->
         if dir <> "" then Sys.chdir dir;
         srv.engine.load path
-    | [ "goal"; id; text ] -> add_goal srv id text
+    | [ "goal"; id; text; timeout; memory_mb ] ->
+        add_goal srv ~server_fd:sock id text (limits_of timeout memory_mb)
     | [ "check"; id; timeout; memory_mb; answer; replay ] when List.mem replay [ "on"; "off" ] -> (
         match Hashtbl.find_opt srv.goals id with
         | None -> [ "error"; "unknown goal " ^ id ]
         | Some goal ->
-            let limits =
-              { timeout = float_of_string timeout; memory_mb = int_of_string memory_mb }
-            in
+            let limits = limits_of timeout memory_mb in
             let replay = replay = "on" in
             "verdict" :: check srv.hol srv.engine goal limits ~replay answer ~server_fd:sock)
     | [ "clone"; token ] -> clone srv sock token

@@ -99,18 +99,17 @@ let apply_body g prepared st () =
       if changed () then [ "CHEATING"; "check"; "the tactic added axioms" ]
       else "done" :: string_of_int made :: g.encode st' :: List.map cut (g.show st'))
 
-let limits_of timeout memory_mb =
-  { Proofeval_server.timeout = float_of_string timeout; memory_mb = int_of_string memory_mb }
+let limits_of = Proofeval_server.limits_of
 
-let start g engine table id text =
-  match engine.Proofeval_server.statement text with
-  | `Error why | `Denied why -> [ "error"; why ]
-  | `Ok thunk -> (
-      match g.start (thunk ()) with
-      | st ->
-          Hashtbl.replace table id st;
-          "ok" :: string_of_int (g.count st) :: List.map cut (g.show st)
-      | exception exn -> [ "error"; "the statement does not evaluate: " ^ Printexc.to_string exn ])
+(* The statement is parsed as a term in a confined child, never run (see
+   Proofeval_server.statement). *)
+let start g hol table ~server_fd id text timeout memory_mb =
+  match Proofeval_server.statement hol (limits_of timeout memory_mb) ~server_fd text with
+  | Error why -> [ "error"; why ]
+  | Ok term ->
+      let st = g.start term in
+      Hashtbl.replace table id st;
+      "ok" :: string_of_int (g.count st) :: List.map cut (g.show st)
 
 let apply g engine table ~server_fd from id timeout memory_mb tactic =
   match Hashtbl.find_opt table from with
@@ -140,23 +139,28 @@ let apply g engine table ~server_fd from id timeout memory_mb tactic =
                 spent ])
       | `Done _, spent -> [ "failed"; "ERROR"; "check"; "no valid result from the child"; spent ])
 
-(* The pattern is untrusted text too: deny-checked, evaluated and searched in a child. *)
-let search g engine ~server_fd pattern limit timeout memory_mb =
+(* The pattern is untrusted text too: one term in backquotes, like a statement, parsed
+   and searched in a child. *)
+let search g hol ~server_fd pattern limit timeout memory_mb =
   let limits = limits_of timeout memory_mb in
-  match engine.Proofeval_server.statement pattern with
-  | `Error why -> [ "failed"; "ERROR"; "precheck"; one_line why; "0" ]
-  | `Denied why -> [ "failed"; "CHEATING"; "precheck"; one_line why; "0" ]
-  | `Ok thunk -> (
+  match quoted_term pattern with
+  | None -> [ "failed"; "ERROR"; "precheck"; "a pattern is one HOL term in backquotes, never code"; "0" ]
+  | Some inner -> (
       let body () =
-        guarded (fun () -> "done" :: List.map cut (g.find_theorems (thunk ()) (int_of_string limit)))
+        match hol.Proofeval_server.parse_term inner with
+        | exception Failure why ->
+            [ "ERROR"; "precheck"; one_line ("the pattern does not parse as a term: " ^ why) ]
+        | pattern ->
+            guarded (fun () -> "done" :: List.map cut (g.find_theorems pattern (int_of_string limit)))
       in
       match in_child limits ~server_fd body with
       | `Failed fields, spent -> ("failed" :: fields) @ [ spent ]
       | `Done found, spent -> "found" :: spent :: found)
 
-let handle g engine table request ~server_fd =
+let handle g hol engine table request ~server_fd =
   match request with
-  | [ "state_start"; id; text ] -> Some (start g engine table id text)
+  | [ "state_start"; id; text; timeout; memory_mb ] ->
+      Some (start g hol table ~server_fd id text timeout memory_mb)
   | [ "state_apply"; from; id; timeout; memory_mb; tactic ] ->
       Some (apply g engine table ~server_fd from id timeout memory_mb tactic)
   | [ "state_release"; id ] ->
@@ -166,10 +170,10 @@ let handle g engine table request ~server_fd =
   | [ "state_huge_pages" ] ->
       Some [ "ok"; string_of_int Proofeval_server.(huge_pages all_own) ]
   | [ "state_search"; pattern; limit; timeout; memory_mb ] ->
-      Some (search g engine ~server_fd pattern limit timeout memory_mb)
+      Some (search g hol ~server_fd pattern limit timeout memory_mb)
   | _ -> None
 
 (* In the process that boots. *)
-let install g engine =
+let install g hol engine =
   let table = Hashtbl.create 64 in
-  Proofeval_server.extensions := handle g engine table :: !Proofeval_server.extensions
+  Proofeval_server.extensions := handle g hol engine table :: !Proofeval_server.extensions

@@ -114,3 +114,13 @@ let printed_line s =
   let key = ", line " in
   match find_sub s key with Some i -> digits (i + String.length key) 0 | None -> 0
 
+
+(* A statement's text: one HOL term in backquotes, as benchmark files write it (HOL
+   Light's quotation of t is parse_term "t"): the text between them, or None. *)
+let quoted_term text =
+  let s = String.trim text and quote = '\096' in
+  let n = String.length s in
+  if n >= 2 && s.[0] = quote && s.[n - 1] = quote then
+    let inner = String.sub s 1 (n - 2) in
+    if String.contains inner quote then None else Some inner
+  else None

@@ -63,13 +63,12 @@ let load_file path =
   let tail = if String.length out > 2000 then String.sub out (String.length out - 2000) 2000 else out in
   if ok then [ "ok" ] else [ "error"; one_line ~limit:2000 tail ]
 
-let engine tactic_slot term_slot string_slot : ('term, 'tac) Proofeval_server.engine =
+let engine tactic_slot string_slot : ('term, 'tac) Proofeval_server.engine =
   ignore (Lazy.force modules_on_disk);  (* read before any attempt, as the toplevel found them *)
   let tactic = compile tactic_slot ~slot_name:"proofeval_tactic_slot" ~type_name:"tactic" in
   {
     Proofeval_server.prepare_tactic =
       (fun ~timeout:_ ~deadline:_ ~memory_mb:_ text -> `Later (fun () -> tactic text));
-    statement = compile term_slot ~slot_name:"proofeval_term_slot" ~type_name:"term";
     trusted_string =
       compile ~trusted:true string_slot ~slot_name:"proofeval_string_slot" ~type_name:"string";
     load = load_file;
