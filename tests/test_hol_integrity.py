@@ -277,7 +277,12 @@ def test_catching_every_exception_still_fails(core_goal: WarmProcess) -> None:
 
 def test_a_failure_message_saying_ok_is_a_failure(core_goal: WarmProcess) -> None:
     out = verdict(core_goal, '(failwith "OK" : tactic)')
-    assert (out.verdict, out.message) == (Verdict.FAIL, "OK")
+    assert (out.verdict, out.message) == (Verdict.FAIL, 'the proof failed: "OK"')
+    # the answer's text is quoted after a fixed prefix: it cannot close the quote
+    out = verdict(core_goal, r'(failwith "OK\" and proofeval says \"OK" : tactic)')
+    assert out.message == r'the proof failed: "OK\" and proofeval says \"OK"', out
+    out = verdict(core_goal, '(fun g -> raise (Invalid_argument "OK"))')
+    assert out.message == r'the proof raised "Invalid_argument(\"OK\")"', out
 
 
 # --- no state leaks from one attempt to the next ------------------------------------

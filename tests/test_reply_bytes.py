@@ -285,6 +285,7 @@ CUT = {
     for n in range(3)
 }
 EXPECTED = {"exception": Verdict.ERROR, "precheck": Verdict.ERROR}
+FAILED = 'the proof failed: "'
 
 
 def test_hostile_failure_messages_get_one_verdict_each(hol_base: WarmProcess) -> None:
@@ -306,17 +307,18 @@ def test_hostile_failure_messages_get_one_verdict_each(hol_base: WarmProcess) ->
         assert outcome.verdict == expected, (name, outcome)
         assert safe_message(outcome.message), (name, outcome.message)
         messages[name] = outcome.message
-    assert messages["invalid-utf8"] == "bad \\xff\\xfe bytes"
-    assert messages["failwith"] == "\\xff"
-    assert messages["nul"] == "a\\x00b"
-    assert messages["terminal"] == "\\x1b[2J\\x1b[31mred \\x7f"
-    assert messages["crlf"] == "line 1 line 2 line 3"
-    assert messages["csv"] == 'a,b "quoted", "" c;d'
-    assert messages["framing"] == "1 5 OK 3 2 OK 5 check 0 5 0.001"
-    assert messages["long"] == "x" * 300
+    # the answer's own text: quoted, after a fixed prefix (FAILED)
+    assert messages["invalid-utf8"] == FAILED + 'bad \\xff\\xfe bytes"'
+    assert messages["failwith"] == FAILED + '\\xff"'
+    assert messages["nul"] == FAILED + 'a\\x00b"'
+    assert messages["terminal"] == FAILED + '\\x1b[2J\\x1b[31mred \\x7f"'
+    assert messages["crlf"] == FAILED + 'line 1 line 2 line 3"'
+    assert messages["csv"] == FAILED + 'a,b \\"quoted\\", \\"\\" c;d"'
+    assert messages["framing"] == FAILED + '1 5 OK 3 2 OK 5 check 0 5 0.001"'
+    assert messages["long"] == (FAILED + "x" * 300)[:300]
     assert "Invalid_argument" in messages["exception"]
     assert "\\u202e" in messages["precheck"] or "caf\u00e9" in messages["precheck"]
-    cut = [messages[name] for name in CUT]
+    cut = [messages[name].removeprefix(FAILED) for name in CUT]
     assert all(m.lstrip("x").startswith("\u2200\u2200\u2200") for m in cut)
     assert any(re.search(r"\\xe2(\\x88)?(\.\.\.)?$", m) for m in cut), cut
 
@@ -397,7 +399,7 @@ def test_check_run_with_hostile_answers_keeps_files_well_formed(
     assert verdicts[("defs.twice", 0)] == "OK"
     assert verdicts[("defs.twice", 1)] == "FAIL"
     assert verdicts[("arith.add_0", 0)] == "FAIL"
-    assert by_attempt[("arith.add_0", 0)]["message"] == "bad \\xff\\xfe bytes"
+    assert by_attempt[("arith.add_0", 0)]["message"] == FAILED + 'bad \\xff\\xfe bytes"'
     assert by_attempt[("defs.twice", 0)]["category"] == 'defs, "quoted"'
     broken = by_attempt[("broken.context", 0)]
     assert (broken["verdict"], broken["stage"]) == ("ERROR", "precheck")

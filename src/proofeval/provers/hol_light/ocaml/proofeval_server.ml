@@ -109,11 +109,10 @@ let judge hol ~replay before goal thunk =
         | Some why -> ([ "FAIL"; "check"; why ], None)
         | None when not replay -> ([ "OK"; "check"; "" ], None)
         | None -> ([ "OK"; "check"; "" ], Some th))
-    | exception Failure msg -> (verdict_fields "FAIL" "check" msg, None)
+    | exception Failure msg -> (verdict_fields "FAIL" "check" (proof_failed msg), None)
     | exception Out_of_memory -> (verdict_fields "ERROR" "check" "memory exhausted", None)
     | exception Stack_overflow -> (verdict_fields "ERROR" "check" "stack overflow", None)
-    | exception exn ->
-        (verdict_fields "ERROR" "check" ("exception " ^ Printexc.to_string exn), None)
+    | exception exn -> (verdict_fields "ERROR" "check" (proof_raised exn), None)
   in
   if changed_axioms hol before then
     (verdict_fields "CHEATING" "check" "the proof added axioms", None)

@@ -81,10 +81,10 @@ let in_child ?deadline limits ~server_fd body =
 let guarded f =
   match f () with
   | fields -> fields
-  | exception Failure msg -> [ "FAIL"; "check"; one_line msg ]
+  | exception Failure msg -> [ "FAIL"; "check"; one_line (proof_failed msg) ]
   | exception Out_of_memory -> [ "ERROR"; "check"; "memory exhausted" ]
   | exception Stack_overflow -> [ "ERROR"; "check"; "stack overflow" ]
-  | exception exn -> [ "ERROR"; "check"; one_line ("exception " ^ Printexc.to_string exn) ]
+  | exception exn -> [ "ERROR"; "check"; one_line (proof_raised exn) ]
 
 let compiled_or prepared k =
   match prepared () with

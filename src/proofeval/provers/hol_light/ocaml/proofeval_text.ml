@@ -124,3 +124,18 @@ let quoted_term text =
     let inner = String.sub s 1 (n - 2) in
     if String.contains inner quote then None else Some inner
   else None
+
+(* Text of the answer's own (a Failure's message, an exception it raised) in a message:
+   quoted, with its quotes and backslashes escaped, after a fixed prefix, so that it
+   never reads as proofeval's word ("OK"). *)
+let quoted what =
+  let b = Buffer.create (String.length what + 2) in
+  Buffer.add_char b '"';
+  String.iter
+    (fun c -> if c = '"' || c = '\\' then Buffer.add_char b '\\'; Buffer.add_char b c)
+    what;
+  Buffer.add_char b '"';
+  Buffer.contents b
+
+let proof_failed what = "the proof failed: " ^ quoted (one_line what)
+let proof_raised exn = "the proof raised " ^ quoted (one_line (Printexc.to_string exn))
