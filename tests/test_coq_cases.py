@@ -160,8 +160,9 @@ def test_cases_check_against_the_compiled_library(tmp_path: Path, chain: str) ->
 
 
 @pytest.mark.parametrize("chain", CHAINS)
-def test_coqchk_rechecks_a_proof_that_uses_the_library(tmp_path: Path, chain: str) -> None:
-    """--coqchk compiles the attempt with the session's load paths, in the same sandbox."""
+def test_second_line_rechecks_a_proof_that_uses_the_library(tmp_path: Path, chain: str) -> None:
+    """The second line (with coqchk) compiles the attempt with the session's load paths,
+    in the same sandbox."""
     root = write_tree(tmp_path / "tree")
     a = {p.id: p for p in load_benchmark(root).problems}["arith/double_two"]
     answer = "rewrite double_add. reflexivity."

@@ -16,6 +16,7 @@ import pytest
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers.coq import CoqChecker
 from proofeval.provers.coq import verdict as coq_verdict
+from proofeval.provers.coq.recheck import recheck
 from proofeval.provers.coq.session import CoqSession, Limits
 from proofeval.provers.coq.toolchain import resolve
 from proofeval.provers.interface import CheckSettings, Job
@@ -218,9 +219,31 @@ def test_many_problems_and_headers_in_parallel() -> None:
     assert sorted(got) == sorted([("p", Verdict.OK)] * 4 + [("q", Verdict.OK)] * 4)
 
 
-def test_coqchk_rechecks_an_ok() -> None:
-    outcomes = check_all(["intros; lia.", "intros."], coqchk=True)
-    assert [o.verdict for o in outcomes] == [Verdict.OK, Verdict.FAIL]
+def test_the_second_line_is_on_by_default_and_can_be_off_or_add_coqchk() -> None:
+    for settings in [{}, {"replay": False}, {"coqchk": True}]:
+        outcomes = check_all(["intros; lia.", "intros."], **settings)
+        assert [o.verdict for o in outcomes] == [Verdict.OK, Verdict.FAIL], settings
+
+
+@pytest.mark.parametrize("chain", CHAINS)
+def test_second_line_alone_holds_what_the_first_let_through(chain: str, tmp_path: Path) -> None:
+    """recheck alone, on files no judge saw: only an honest one passes."""
+    limits = Limits(chain=resolve(chain))
+
+    def second(text: str) -> str | None:
+        return recheck(tmp_path, HEADER, STATEMENT, text, limits, coqchk=True)
+
+    assert second(f"{STATEMENT}\nProof. intros n. abstract lia. Qed.") is None
+    forged = {
+        "axiom": f"Axiom c : False.\n{STATEMENT}\nProof. destruct c. Qed.",
+        "admitted": f"{STATEMENT}\nAdmitted.",
+        "stand-in": "Definition thm := I.",
+        "module": f"Module M.\n{STATEMENT}\nProof. intros; lia. Qed.",
+        "unguarded": f"Unset Guard Checking.\n{STATEMENT}\nProof. intros; lia. Qed.",
+        "frame printed": f'{STATEMENT}\nProof. idtac "proofeval-reply:0:6f6b". admit. Qed.',
+    }
+    for name, text in forged.items():
+        assert second(text) is not None, name
 
 
 # --- each later layer on its own: the policy is not consulted ---------------------------

@@ -184,8 +184,8 @@ def test_the_audit_alone_refuses_what_a_header_tactic_builds(chain: str) -> None
     Coq rejects the term), never OK."""
     for name, (header, _answer, ltac, via_ltac) in EXPLOITS.items():
         prob = Problem(id="p", statement=FALSE, prover="coq", header=f"{header}{ltac}\n")
-        for coqchk in (False, True):
-            (outcome,) = check_all(prob, [via_ltac], coqchk=coqchk, coq_toolchain=chain)
+        for second in ({"replay": False}, {"coqchk": True}):
+            (outcome,) = check_all(prob, [via_ltac], **second, coq_toolchain=chain)
             if not affected(name, chain):
                 assert outcome.verdict in (Verdict.FAIL, Verdict.ERROR), (name, outcome)
                 continue

@@ -89,10 +89,11 @@ def add_checker_options(p: argparse.ArgumentParser) -> None:
         "--replay",
         choices=["on", "off"],
         default="on",
-        help="HOL Light: replay the kernel steps behind each OK in a clean process, the line "
-        "that holds even if an answer breaks OCaml's type safety; `off` trusts the attempt's "
-        "own OK (to measure the line's cost, or check trusted references) and says so in "
-        "each OK's message (default %(default)s)",
+        help="the second line behind each OK: HOL Light replays the kernel steps in a clean "
+        "process (it holds even if an answer breaks OCaml's type safety); Coq compiles the "
+        "attempt in a fresh coqc and decides again from kernel names; "
+        "`off` trusts the first line's OK (to measure the line's cost, or check trusted "
+        "references) (default %(default)s)",
     )
     g.add_argument(
         "--coq",
@@ -103,10 +104,12 @@ def add_checker_options(p: argparse.ArgumentParser) -> None:
         "(debian13: Coq 8.20.1), or a Coq version one of them has (8.20) (default: each "
         "problem's own, else the host's)",
     )
+
     g.add_argument(
         "--coqchk",
         action="store_true",
-        help="Coq: also re-check each OK attempt, compiled, with coqchk (the kernel twice)",
+        help="Coq: the second line also re-checks each OK's compiled file with coqchk, Coq's "
+        "independent checker (about 0.6 s more per OK)",
     )
 
 
@@ -117,8 +120,8 @@ def checker_settings(args: argparse.Namespace) -> CheckSettings:
         sandbox=not args.no_sandbox,
         hol_dir=args.hol_light,
         native=args.native,
-        coqchk=args.coqchk,
         replay=args.replay == "on",
+        coqchk=args.coqchk,
         coq_toolchain=coq_toolchain(args.coq),
     )
 

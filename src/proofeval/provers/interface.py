@@ -30,9 +30,10 @@ class CheckSettings:
 
     hol_dir: the HOL Light to use (None: Debian's); native: HOL Light compiled natively
     ("on"), as the bytecode toplevel ("off"), or natively where it can be ("auto");
-    coqchk: re-check each compiled Coq attempt with coqchk; replay: HOL Light replays
-    the kernel steps behind each OK in a clean process (off: OK is the attempt's word,
-    for measuring the line's cost or checking trusted references); coq_toolchain: the Coq
+    replay: the second line behind each OK: HOL Light replays the kernel steps in a clean
+    process, Coq compiles the attempt in a fresh coqc and decides again (off: OK is the
+    first line's word, for measuring the line's cost or checking trusted references);
+    coqchk: Coq's second line also runs coqchk on the compiled attempt; coq_toolchain: the Coq
     toolchain every Coq problem runs on, overriding the problem's own ("": its own)."""
 
     workers: int = 2
@@ -40,8 +41,8 @@ class CheckSettings:
     sandbox: bool = True
     hol_dir: Path | None = None
     native: str = "auto"
-    coqchk: bool = False
     replay: bool = True
+    coqchk: bool = False
     coq_toolchain: str = ""  # --coq: the Coq toolchain of every problem ("": their own)
 
 

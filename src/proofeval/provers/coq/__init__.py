@@ -2,10 +2,13 @@
 
     CoqChecker(CheckSettings(workers=2), on_result).run(jobs)   (proofeval.provers.interface)
 
-sentences.py splits text as Coq's lexer does; policy.py screens and renders an answer;
-session.py drives one coqtop; verdict.py decides; checker.py runs workers; coqchk.py is
-the optional independent re-check; toolchain.py says which Coq runs (the host's, or a
-Debian root that toolchain_build.py makes).
+The trusted core is the plugin (plugin/: judge.ml refuses all but proof sentences on
+Coq's own parse, check.mlg runs what it parsed and decides from kernel names and types,
+audit.mlg walks what the answer added) and verdict.py, which maps its framed reply to a
+verdict; recheck.py is the second line (a fresh coqc, then coqchk). sentences.py and
+policy.py are an early, cheap refusal; session.py drives one coqtop; checker.py runs
+workers; toolchain.py says which Coq runs (the host's, or a Debian root that
+toolchain_build.py makes).
 """
 
 from proofeval.provers.coq.checker import CoqChecker

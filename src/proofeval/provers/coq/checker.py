@@ -18,9 +18,10 @@ from pathlib import Path
 
 from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Problem, Stage, Verdict
-from proofeval.provers.coq import compat, coqchk, detect, libraries, verdict
+from proofeval.provers.coq import compat, detect, libraries, verdict
 from proofeval.provers.coq.policy import Refusal, prepare, theorem_name
 from proofeval.provers.coq.project import Project, TreeCopy, open_project
+from proofeval.provers.coq.recheck import recheck
 from proofeval.provers.coq.session import (
     CoqSession,
     Limits,
@@ -124,13 +125,15 @@ class Worker:
             return Outcome(Verdict.TIMEOUT, Stage.PRECHECK, job.timeout, "screening took the limit")
         text = f"{script.lemmas}\n{sentence(problem.statement)}\n{script.proof}\n"
         report = self.run(text, problem.statement, left)
-        coqchk_error = None
-        if self.checker.settings.coqchk and verdict.decide(report).verdict is Verdict.OK:
+        second = None
+        if self.checker.settings.replay and verdict.decide(report).verdict is Verdict.OK:
             flags = self.session.flags if self.session is not None else ()
             limits = self.checker.limits_for(problem.coq_toolchain)
             header = compat.apply(problem.header, coq_version(limits.chain))[0]
-            coqchk_error = coqchk.recheck(self.checker.workdir, header, text, limits, flags)
-        return verdict.decide(report, coqchk_error)
+            statement = sentence(problem.statement)
+            coqchk = self.checker.settings.coqchk
+            second = recheck(self.checker.workdir, header, statement, text, limits, flags, coqchk)
+        return verdict.decide(report, second)
 
     def run(self, text: str, statement: str, timeout: float) -> Report:
         session = self.ready()

@@ -1,7 +1,7 @@
 """The Coq verdict: the one place that turns what was observed into OK, FAIL, CHEATING,
 TIMEOUT or ERROR. It reads only the policy's early refusal, the plugin's one framed
 reply (check.mlg: a verdict word decided inside coqtop from Coq's own parse and data),
-the process's fate and coqchk's exit status; never what an answer printed.
+the process's fate and the second line's word (recheck.py); never what an answer printed.
 
 The plugin says ok only when: every command of the attempt file was, in Coq's own
 parse, a statement, Proof, a tactic, a bullet or brace, Qed or Defined (judge.ml), and
@@ -38,8 +38,9 @@ def refused(refusal: Refusal) -> Outcome:
     return Outcome(verdict, Stage.PRECHECK, 0.0, str(refusal))
 
 
-def decide(report: Report, coqchk_error: str | None = None) -> Outcome:
-    """The verdict on one attempt that Coq was asked to check."""
+def decide(report: Report, second: str | None = None) -> Outcome:
+    """The verdict on one attempt that Coq was asked to check; `second`: why the second
+    line (recheck.py) disagrees with an OK."""
     seconds = report.seconds
     if report.timed_out:
         return Outcome(Verdict.TIMEOUT, Stage.CHECK, seconds, "wall-clock limit reached")
@@ -50,9 +51,8 @@ def decide(report: Report, coqchk_error: str | None = None) -> Outcome:
         return Outcome(Verdict.ERROR, Stage.CHECK, seconds, f"no verdict from Coq: {why}")
     verdict, stage = WORDS[report.word]
     message = "\n".join(report.reasons)
-    if verdict is Verdict.OK and coqchk_error is not None:
-        why = f"coqchk rejected the proof: {coqchk_error}"
-        return Outcome(Verdict.CHEATING, stage, seconds, why)
+    if verdict is Verdict.OK and second is not None:
+        return Outcome(Verdict.CHEATING, stage, seconds, f"the second line disagrees: {second}")
     return Outcome(verdict, stage, seconds, message)
 
 
