@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,7 @@ from proofeval.provers.coq.policy import (
     _screen_kernel_risks,
 )
 from proofeval.provers.coq.sentences import Sentence, SentenceError, split
+from proofeval.provers.coq.session import framed
 
 ROOTS = [Path("/usr/lib/ocaml/coq")]
 OPENERS = DECLARATIONS | {"Proof", "Definition", "Fixpoint", "Instance", "Goal", "Next",
@@ -161,7 +163,8 @@ def audit_files(roots: list[Path], count: int) -> None:
         done += 1
         commands = [f'Declare ML Module "{audit.PACKAGE}.plugin".', f"Require {library}.",
                     "ProofevalSnapshot."]  # fmt: skip
-        commands += [f"ProofevalAudit {library}.{name}." for name in names]
+        nonce = secrets.token_hex(8)
+        commands += [f'ProofevalAudit "{nonce}" {library}.{name}.' for name in names]
         start = time.monotonic()
         out = subprocess.run(
             ["coqtop", "-q"],
@@ -172,16 +175,13 @@ def audit_files(roots: list[Path], count: int) -> None:
             timeout=600,
         ).stdout
         seconds += time.monotonic() - start
-        clean = out.count(audit.CLEAN)
-        found = out.count(audit.FOUND)
-        audited += clean + found
-        unknown += len(names) - clean - found
-        for line in out.splitlines():
-            if line.startswith(audit.FINDING):
-                what = line.removeprefix(audit.FINDING).split(" in ")[0]
-                refused[what] += 1
-                if len(examples) < 8:
-                    examples.append(line.removeprefix(audit.FINDING))
+        replies = [framed(line, nonce) for line in out.splitlines() if nonce in line]
+        audited += sum(word in ("clean", "found") for word, _ in replies)
+        unknown += len(names) - sum(word in ("clean", "found") for word, _ in replies)
+        for finding in (f for word, found in replies if word == "found" for f in found):
+            refused[finding.split(" in ")[0]] += 1
+            if len(examples) < 8:
+                examples.append(finding)
     total = sum(refused.values())
     print(f"audit: {done} library files, {audited} Qed theorems audited ({unknown} names not "
           f"resolved), {seconds:.0f} s of coqtop")  # fmt: skip
