@@ -187,6 +187,56 @@ def test_honest_proofs_replay(core: WarmProcess, goal: str, proof: str) -> None:
     assert_ok_in_a_clone(core, goal, proof, 60.0)
 
 
+# Declarations add no axiom: each is written and made again by the replay, so the proofs
+# that make one on their way are OK; only a changed set of axioms is CHEATING.
+DECLARING = [
+    (
+        "`!x:num. x = x`",  # new_type: a term of the new type is written after it
+        '(new_type ("proofeval_ty", 0); '
+        'ignore (REFL (mk_var ("y", mk_type ("proofeval_ty", [])))); GEN_TAC THEN REFL_TAC)',
+    ),
+    (
+        "`?n:num. n = n`",  # new_constant, then a proof that names it
+        '(new_constant ("proofeval_c", `:num`); '
+        'EXISTS_TAC (mk_const ("proofeval_c", [])) THEN REFL_TAC)',
+    ),
+    (
+        "`?n:num. n = 1`",  # new_basic_definition
+        "let th = new_basic_definition `proofeval_one = 1` in "
+        "EXISTS_TAC `proofeval_one` THEN ACCEPT_TAC th",
+    ),
+    (
+        "`T`",  # new_basic_type_definition (through new_type_definition)
+        'let th = new_type_definition "proofeval_unit" ("proofeval_mk", "proofeval_dest") '
+        "(prove (`?b:bool. b`, EXISTS_TAC `T` THEN ACCEPT_TAC TRUTH)) in "
+        "ignore (REFL (rand (concl th))); ACCEPT_TAC TRUTH",
+    ),
+    (
+        "`?f. !n. f n = n + n`",  # a recursive definition (new_specification)
+        "let th = define `proofeval_twice 0 = 0 /\\ "
+        "proofeval_twice (SUC n) = SUC (SUC (proofeval_twice n))` in "
+        "EXISTS_TAC `proofeval_twice` THEN INDUCT_TAC THEN ASM_REWRITE_TAC[th; ADD_CLAUSES]",
+    ),
+]
+
+
+@pytest.mark.parametrize(("goal", "proof"), DECLARING,
+                         ids=["new_type", "new_constant", "definition", "type_definition",
+                              "define"])  # fmt: skip
+def test_proofs_that_declare_replay(core: WarmProcess, goal: str, proof: str) -> None:
+    assert_ok_in_a_clone(core, goal, proof, 60.0)
+
+
+def test_a_proof_that_adds_an_axiom_is_cheating(core: WarmProcess) -> None:
+    proc = core.clone()
+    try:
+        assert proc.add_goal("g", "`F`") is None
+        out = proc.check("g", "ACCEPT_TAC (new_axiom `F`)", 30.0, 2048)
+    finally:
+        proc.close()
+    assert out.verdict == Verdict.CHEATING, out
+
+
 # --- what the line costs: no case that grows faster than the proof ---------------------------
 
 # A long chain of one equal theorem: 75 s for N = 10^5 when theorems were found in weak
@@ -233,11 +283,12 @@ def test_replay_is_a_checker_option() -> None:
 
 # The stream's record kinds (proofeval_replay.ml), by the names these tests write them with.
 KINDS = {"Y V": "Y", "Y A": "K", "M V": "V", "M C": "C", "M A": "A", "M L": "L", "F": "F", "G": "G",
-         "END": "E"}  # fmt: skip
+         "END": "E", "D TYPE": "T", "D CONST": "N"}  # fmt: skip
 RULES = {"REFL": "r", "TRANS": "t", "MK_COMB": "m", "ABS": "a", "BETA": "b", "ASSUME": "s",
          "EQ_MP": "e", "DEDUCT": "d", "INST": "i", "INST_TYPE": "j", "DEF": "D", "TYDEF": "P",
          "OLD": "O", "AXIOM": "X", "FORGED": "Z"}  # fmt: skip
-NAMED = {"Y V": 1, "Y A": 1, "M V": 1, "M C": 1, "T TYDEF": 3}  # how many hex names follow
+# how many hex names follow
+NAMED = {"Y V": 1, "Y A": 1, "M V": 1, "M C": 1, "T TYDEF": 3, "D TYPE": 1, "D CONST": 1}
 
 
 def leb128(n: int) -> bytes:
@@ -256,7 +307,7 @@ def encode(steps: str | bytes) -> bytes:
     out = bytearray()
     for line in steps.splitlines():
         kind, slot, *rest = line.split(" ")
-        if kind in ("Y", "M", "T"):
+        if kind in ("Y", "M", "T", "D"):
             kind, rest = f"{kind} {rest[0]}", rest[1:]
         code = RULES[kind[2:]] if kind.startswith("T ") else KINDS[kind]
         names = NAMED.get(kind, 0)
@@ -340,3 +391,27 @@ P = BOOL + f"M 2 V {hexname('p')} 1\n"
 def test_the_replay_trusts_nothing_it_reads(core: WarmProcess, steps: str, expected: str) -> None:
     got = replay(core, steps)
     assert got.startswith(expected), got
+
+
+def test_the_replay_makes_declarations_in_order(core: WarmProcess) -> None:
+    """A declaration (D TYPE, D CONST) fills no slot and is made when it comes: the records
+    after it may name it, those before it may not. In a clone: each is made for good."""
+    ty, k = hexname("proofeval_hand_ty"), hexname("proofeval_hand_k")
+    declare = f"D 0 TYPE {ty} 0\nY 2 A {ty} 0\nD 0 CONST {k} 2\n"
+    cases = [
+        (
+            BOOL + declare + f"M 3 C {k} 2\nT 4 REFL 3\nEND 4\n",
+            "|-proofeval_hand_k = proofeval_hand_k",
+        ),
+        (BOOL + f"Y 2 A {ty} 0\n", "refused: record 2: mk_type"),  # named before it is made
+        (BOOL + f"D 2 TYPE {ty} 0\n", "refused: record 2: a declaration fills no slot"),
+        (BOOL + f"D 0 TYPE {hexname('bool')} 0\n", "refused: record 2: new_type"),  # made before
+        (BOOL + f"D 0 CONST {hexname('T')} 1\n", "refused: record 2: new_constant"),
+    ]
+    for steps, expected in cases:
+        proc = core.clone()
+        try:
+            got = replay(proc, steps)
+        finally:
+            proc.close()
+        assert got.startswith(expected), (steps, got)

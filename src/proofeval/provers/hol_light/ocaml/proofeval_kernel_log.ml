@@ -200,6 +200,17 @@ module Proofeval_kernel_log = struct
   let inst theta a = log (Hol.INST theta a) (fun th -> made_pairs th 'i' a tm theta)
   let inst_type theta a = log (Hol.INST_TYPE theta a) (fun th -> made_pairs th 'j' a ty theta)
   let new_axiom t = log (Hol.new_axiom t) (fun th -> made0 th 'X')
+
+  (* Declarations make no theorem and add no axiom: written once the kernel has made
+     them (a constant's type before it), so that the replay makes them too, before the
+     records that name them. They fill no slot (0). *)
+  let new_type (name, arity) =
+    Hol.new_type (name, arity);
+    if !recording then Identity.guarded (fun () -> Identity.put 'T' 0 [name] [arity]) ()
+  let new_constant (name, y) =
+    Hol.new_constant (name, y);
+    if !recording then
+      Identity.guarded (fun () -> let yi = ty y in Identity.put 'N' 0 [name] [yi]) ()
   let new_basic_definition t =
     log (Hol.new_basic_definition t) (fun th -> let ti = tm t in made1 th 'D' ti)
 
@@ -232,5 +243,7 @@ let DEDUCT_ANTISYM_RULE = Proofeval_kernel_log.deduct;;
 let INST = Proofeval_kernel_log.inst;;
 let INST_TYPE = Proofeval_kernel_log.inst_type;;
 let new_axiom = Proofeval_kernel_log.new_axiom;;
+let new_type = Proofeval_kernel_log.new_type;;
+let new_constant = Proofeval_kernel_log.new_constant;;
 let new_basic_definition = Proofeval_kernel_log.new_basic_definition;;
 let new_basic_type_definition = Proofeval_kernel_log.new_basic_type_definition;;

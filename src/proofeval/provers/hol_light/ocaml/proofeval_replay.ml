@@ -11,6 +11,7 @@
      i n a k t1 v1 .. tk vk (INST) | j n a k ty1 tv1 .. (INST_TYPE)
      D n t (a definition) | P n tyname abs rep a first (a type definition)
      O n serial (a theorem from before the attempt) | X n (an axiom) | Z n (forged)
+     T 0 name arity | N 0 name ty                          a new type, a new constant
      F n | G n                                             theorem n, term n, not used again
      E n                                                   the end: theorem n
    A record fills slot n, which must be empty: never used (at most one above the
@@ -128,6 +129,7 @@ module Proofeval_replay = struct
        | Tm _ when not theorem -> ()
        | _ -> failwith (Printf.sprintf "no earlier %s %d" (if theorem then "theorem" else "term") i));
       !made.(i) <- Nothing in
+    let declared n = if n <> 0 then failwith "a declaration fills no slot" in
     let record () =
       let kind = Char.chr (byte inp) in
       if !result != None then failwith "records after END" else
@@ -140,6 +142,8 @@ module Proofeval_replay = struct
       | 'C' -> let s = name inp in fresh n (Tm (constant s (ty ())))
       | 'A' -> fresh n (Tm (mk_comb (two tm)))
       | 'L' -> fresh n (Tm (mk_abs (two tm)))
+      | 'T' -> declared n; let s = name inp in Hol.new_type (s, num inp)
+      | 'N' -> declared n; let s = name inp in Hol.new_constant (s, ty ())
       | 'F' -> free n true
       | 'G' -> free n false
       | 'E' -> (match get n with
