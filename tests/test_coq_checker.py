@@ -249,19 +249,23 @@ def test_second_line_alone_holds_what_the_first_let_through(chain: str, tmp_path
 # --- each later layer on its own: the policy is not consulted ---------------------------
 
 
-@pytest.fixture(params=CHAINS)
-def session(request: pytest.FixtureRequest) -> Iterator[CoqSession]:
+def open_session(header: str, chain: str) -> CoqSession:
     workdir = Path(tempfile.mkdtemp(prefix="proofeval-coq-test-"))
-    header = workdir / "h.v"
-    header.write_text(HEADER + "Axiom hdr : True.\n")
+    (workdir / "h.v").write_text(header)
     (workdir / "s.v").write_text(STATEMENT + "\n")
-    coq = CoqSession(workdir, Limits(chain=resolve(request.param)))
-    assert coq.load_file(header) == ""
+    coq = CoqSession(workdir, Limits(chain=resolve(chain)))
+    assert coq.load_file(workdir / "h.v") == ""
     coq.snapshot()
     assert coq.statement("thm", workdir / "s.v") == ""
+    return coq
+
+
+@pytest.fixture(params=CHAINS)
+def session(request: pytest.FixtureRequest) -> Iterator[CoqSession]:
+    coq = open_session(HEADER + "Axiom hdr : True.\n", request.param)
     yield coq
     coq.close()
-    shutil.rmtree(workdir, ignore_errors=True)
+    shutil.rmtree(coq.workdir, ignore_errors=True)
 
 
 @pytest.fixture
@@ -334,6 +338,23 @@ def test_verdict_alone_resolves_the_theorem_by_kernel_name_and_type(
     # the benchmark's statement elaborated before the answer: shadowing changes nothing
     shadowed = "Definition nat := unit.\nTheorem thm : forall n : nat, n + 0 = n. Admitted."
     assert run(unjudged, shadowed).verdict is not Verdict.OK
+
+
+@pytest.mark.parametrize("chain", CHAINS)
+def test_the_audit_remembers_nothing_of_an_earlier_attempt(chain: str) -> None:
+    """An earlier attempt's `d`, free of primitives, says nothing of a later `d`."""
+    coq = open_session(HEADER + "Require Import Uint63.\n", chain)
+    try:
+        coq.run_commands(["ProofevalUnjudged."], time.monotonic() + 30)
+        cast = "intros; assert (d = d) by exact (@eq_refl _ d <: d = d); lia."
+        plain = judge(coq, "Lemma d : nat. exact 0. Defined.", cast)
+        assert plain.verdict is Verdict.OK, plain
+        primitive = judge(coq, "Lemma d : int. exact 1%uint63. Defined.", cast)
+        assert primitive.verdict is Verdict.ERROR, primitive
+        assert "VM cast over primitive" in primitive.message
+    finally:
+        coq.close()
+        shutil.rmtree(coq.workdir, ignore_errors=True)
 
 
 def test_the_state_is_restored_after_each_attempt(unjudged: CoqSession) -> None:
