@@ -231,7 +231,7 @@ def test_second_line_alone_holds_what_the_first_let_through(chain: str, tmp_path
     limits = Limits(chain=resolve(chain))
 
     def second(text: str) -> str | None:
-        return recheck(tmp_path, HEADER, STATEMENT, text, limits, coqchk=True)
+        return recheck(tmp_path, HEADER, STATEMENT, text, limits, 30, coqchk=True)
 
     assert second(f"{STATEMENT}\nProof. intros n. abstract lia. Qed.") is None
     forged = {

@@ -131,8 +131,8 @@ class Worker:
             limits = self.checker.limits_for(problem.coq_toolchain)
             header = compat.apply(problem.header, coq_version(limits.chain))[0]
             statement = sentence(problem.statement)
-            coqchk = self.checker.settings.coqchk
-            second = recheck(self.checker.workdir, header, statement, text, limits, flags, coqchk)
+            second = recheck(self.checker.workdir, header, statement, text, limits,
+                             job.timeout, flags, self.checker.settings.coqchk)  # fmt: skip
         return verdict.decide(report, second)
 
     def run(self, text: str, statement: str, timeout: float) -> Report:

@@ -18,17 +18,20 @@ from proofeval.provers.coq import audit
 from proofeval.provers.coq.session import Limits, framed
 from proofeval.provers.coq.toolchain import OCAML_RUNTIME
 
-LIMIT = 600.0  # seconds for each of coqc and coqchk
+# Beyond the attempt's own limit, for coqc's loading of the header (the warm process had
+# it loaded): each of coqc and coqchk gets the attempt's limit plus this.
+HEADER_ALLOWANCE = 60.0
 
 
 def recheck(
     workdir: Path, header: str, statement: str, text: str, limits: Limits,
-    flags: Sequence[str] = (), coqchk: bool = False,
+    timeout: float, flags: Sequence[str] = (), coqchk: bool = False,
 ) -> str | None:  # fmt: skip
     """None when a fresh coqc of header + `text` ends with the plugin's ok (and, with
     `coqchk`, coqchk accepts the compiled file); else why not. `statement`: the
-    benchmark's statement sentence; `flags`: the session's -Q/-R load paths (a
-    project's library, in workdir)."""
+    benchmark's statement sentence; `timeout`: the attempt's limit; `flags`: the
+    session's -Q/-R load paths (a project's library, in workdir)."""
+    limit = timeout + HEADER_ALLOWANCE
     where = workdir / f"chk_{secrets.token_hex(8)}"
     where.mkdir()
     first, last = secrets.token_hex(8), secrets.token_hex(8)
@@ -45,21 +48,23 @@ def recheck(
         (where / "ocamlfind.conf").write_text(f'path="{findlib}:{limits.chain.ocaml_path()}"\n')
         paths = [*flags, "-Q", ".", "Proofeval"]
         coqc = ["coqc", "-q", *limits.chain.coq_flags, *paths, "Attempt.v"]
-        done, failed = _run(where, workdir, limits, coqc)
+        done, failed = _run(where, workdir, limits, coqc, limit)
         word, reasons = framed(done, last)
         if failed is not None or word != "ok":
             why = "; ".join(reasons) if word else failed
             return f"a fresh coqc of the attempt says {word or 'nothing'}: {why}"
         if not coqchk:
             return None
-        _, failed = _run(where, workdir, limits,
-                         ["coqchk", "-silent", *paths, "-norec", "Proofeval.Attempt"])  # fmt: skip
+        coqchk_command = ["coqchk", "-silent", *paths, "-norec", "Proofeval.Attempt"]
+        _, failed = _run(where, workdir, limits, coqchk_command, limit)
         return None if failed is None else f"coqchk: {failed}"
     finally:
         shutil.rmtree(where, ignore_errors=True)
 
 
-def _run(where: Path, workdir: Path, limits: Limits, command: list[str]) -> tuple[str, str | None]:
+def _run(
+    where: Path, workdir: Path, limits: Limits, command: list[str], limit: float
+) -> tuple[str, str | None]:
     """What `command` printed on stdout, and why it failed (None when it exited 0)."""
     memory = limits.memory_mb * 1024 * 1024
     cmd = ["prlimit", f"--as={memory}", "--core=0", "--", *command]
@@ -68,10 +73,10 @@ def _run(where: Path, workdir: Path, limits: Limits, command: list[str]) -> tupl
     env["OCAMLFIND_CONF"] = str(where / "ocamlfind.conf")
     try:
         done = subprocess.run(
-            cmd, cwd=where, env=env, capture_output=True, text=True, timeout=LIMIT
+            cmd, cwd=where, env=env, capture_output=True, text=True, timeout=limit
         )
     except subprocess.TimeoutExpired:
-        return "", f"no answer in {LIMIT:.0f} s"
+        return "", f"no answer in {limit:.0f} s"
     if done.returncode == 0:
         return done.stdout, None
     why = " ".join((done.stderr or done.stdout).split())[-300:] or f"exit {done.returncode}"
