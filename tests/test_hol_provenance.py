@@ -258,6 +258,26 @@ def test_long_and_shared_derivations_replay_in_time(core: WarmProcess, proof: st
     assert_ok_in_a_clone(core, "`x:num = x`", proof, 30.0)
 
 
+# One term of 2^60 paths and 121 nodes, used twice, with minor collections between
+# (allocation forces them): the first use wrote it from the log's cache of young terms
+# (it is made just before, with little allocation),
+# which a minor collection empties, so the second writes it again. The replay must know
+# the second copy as the first term; else its TRANS compares two copies along every path,
+# where the child compares one value with itself at once.
+SHARED_TERM = (
+    "let x = `x:num` and plus = `(+):num->num->num` in "
+    "let rec doubled n = if n = 0 then x else "
+    "let s = doubled (n - 1) in mk_comb (mk_comb (plus, s), s) in "
+    "let t = doubled 60 in let th = REFL t in "
+    "for i = 1 to 8 do ignore (List.init 1000000 (fun i -> i)) done; "
+    "ignore (TRANS th (REFL t)); ACCEPT_TAC (REFL `x:num`)"
+)
+
+
+def test_a_term_written_twice_replays_as_one(core: WarmProcess) -> None:
+    assert_ok_in_a_clone(core, "`x:num = x`", SHARED_TERM, 10.0)
+
+
 def test_replay_off_trusts_the_attempt_and_says_so(forging: WarmProcess) -> None:
     """--replay off: the child's OK stands (a forgery that only layer 6 catches passes),
     and its message says it was not replayed; on, the same attempt is CHEATING."""

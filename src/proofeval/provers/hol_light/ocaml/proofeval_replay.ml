@@ -20,7 +20,15 @@
    with the kernel's own constructors and rules, and a theorem from before the attempt
    is looked up in this process's serial table, never taken from the stream. What a slot
    holds was made here, so whichever slot a record names, what it gets is the kernel's
-   own: numbering games (freeing early, reusing a slot) can only make a replay fail. *)
+   own: numbering games (freeing early, reusing a slot) can only make a replay fail.
+
+   A term is made once while it lives here: a term record whose constructor and parts
+   (the terms in its slots, or a name and a type slot) are those of a term made before,
+   still alive, gets that very term. The child names one term by one slot only while
+   the term stays in its caches; a term named again after it left them (a minor
+   collection empties the cache of young terms) is written again. Two copies of a
+   deeply shared term would then be compared by the kernel along every path, where the
+   child compares one value with itself at once. *)
 
 module Proofeval_replay = struct
   module Log = Proofeval_kernel_log
@@ -65,8 +73,70 @@ module Proofeval_replay = struct
       end in
     copy 0; Bytes.unsafe_to_string s
 
-  (* What a slot holds. *)
-  type made = Nothing | Ty of hol_type | Tm of term | Th of thm
+  (* What a slot holds; a term with its id (see [shared]). *)
+  type made = Nothing | Ty of hol_type | Tm of term * int | Th of thm
+
+  (* A term record's constructor (a kind byte), name (variables and constants), and the
+     ids of its parts (for a variable or constant: its type's slot, never freed). *)
+  module Parts = Hashtbl.Make (struct
+    type t = char * string * int * int
+    let equal (k1, s1, a1, b1) (k2, s2, a2, b2) =
+      k1 = k2 && a1 = a2 && b1 = b2 && String.equal s1 s2
+    let hash = Hashtbl.hash
+  end)
+
+  (* The terms made here, found by their parts: the table gives a place in a weak pool
+     (it keeps no term alive) and the term's id, never given to another term, so parts
+     named by id are the same values as long as the term found is alive (it holds them).
+     A place is freed only with its entry. *)
+  let pool_bits = 16
+
+  type sharing = {
+    parts : (int * int) Parts.t;  (* place, id *)
+    mutable pool : term Weak.t array;
+    mutable places : int;  (* places used so far *)
+    mutable freed : int list;
+    mutable ids : int;
+    mutable sweep_at : int;  (* entries when the dead are next dropped *)
+  }
+
+  let sharing () =
+    { parts = Parts.create 4096; pool = [||]; places = 0; freed = []; ids = 0; sweep_at = 4096 }
+
+  let pool_get sh i = Weak.get sh.pool.(i lsr pool_bits) (i land ((1 lsl pool_bits) - 1))
+
+  let place sh =
+    match sh.freed with
+    | i :: rest -> sh.freed <- rest; i
+    | [] ->
+        let i = sh.places in
+        if i lsr pool_bits >= Array.length sh.pool then
+          sh.pool <- Array.append sh.pool [| Weak.create (1 lsl pool_bits) |];
+        sh.places <- i + 1; i
+
+  let drop_dead sh =
+    Parts.filter_map_inplace
+      (fun _ (i, id) -> if pool_get sh i = None then (sh.freed <- i :: sh.freed; None) else Some (i, id))
+      sh.parts;
+    sh.sweep_at <- max 4096 (2 * Parts.length sh.parts)
+
+  (* The live term made from [key], or [make ()] (the kernel's constructor), with its id. *)
+  let shared sh key make =
+    let entry = Parts.find_opt sh.parts key in
+    let alive = match entry with
+      | Some (i, id) -> (match pool_get sh i with Some t -> Some (t, id) | None -> None)
+      | None -> None in
+    match alive with
+    | Some found -> found
+    | None ->
+        let t = make () in
+        let i = match entry with
+          | Some (i, _) -> i  (* its term is dead: the place is this one's now *)
+          | None -> (if Parts.length sh.parts >= sh.sweep_at then drop_dead sh); place sh in
+        Weak.set sh.pool.(i lsr pool_bits) (i land ((1 lsl pool_bits) - 1)) (Some t);
+        sh.ids <- sh.ids + 1;
+        Parts.replace sh.parts key (i, sh.ids);
+        (t, sh.ids)
 
   let replay_input (inp : input) : thm =
     let made = ref (Array.make 4096 Nothing) and last = ref 0 in
@@ -83,10 +153,12 @@ module Proofeval_replay = struct
         !made.(i) <- v; if i > !last then last := i
       end in
     let get i = if i >= 1 && i <= !last then !made.(i) else Nothing in
-    let ty () = let i = num inp in
-      match get i with Ty y -> y | _ -> failwith (Printf.sprintf "no earlier type %d" i) in
-    let tm () = let i = num inp in
-      match get i with Tm t -> t | _ -> failwith (Printf.sprintf "no earlier term %d" i) in
+    let typed () = let i = num inp in
+      match get i with Ty y -> (y, i) | _ -> failwith (Printf.sprintf "no earlier type %d" i) in
+    let ty () = fst (typed ()) in
+    let term () = let i = num inp in
+      match get i with Tm (t, id) -> (t, id) | _ -> failwith (Printf.sprintf "no earlier term %d" i) in
+    let tm () = fst (term ()) in
     let th () = let i = num inp in
       match get i with Th t -> t | _ -> failwith (Printf.sprintf "no earlier theorem %d" i) in
     let two f = let a = f () in let b = f () in (a, b) in
@@ -129,6 +201,8 @@ module Proofeval_replay = struct
        | Tm _ when not theorem -> ()
        | _ -> failwith (Printf.sprintf "no earlier %s %d" (if theorem then "theorem" else "term") i));
       !made.(i) <- Nothing in
+    let sh = sharing () in
+    let made_term n key make = let t, id = shared sh key make in fresh n (Tm (t, id)) in
     let declared n = if n <> 0 then failwith "a declaration fills no slot" in
     let record () =
       let kind = Char.chr (byte inp) in
@@ -138,10 +212,12 @@ module Proofeval_replay = struct
       | 'Y' -> fresh n (Ty (mk_vartype (name inp)))
       | 'K' -> let s = name inp in let k = num inp in
           fresh n (Ty (mk_type (s, List.init k (fun _ -> ty ()))))
-      | 'V' -> let s = name inp in fresh n (Tm (mk_var (s, ty ())))
-      | 'C' -> let s = name inp in fresh n (Tm (constant s (ty ())))
-      | 'A' -> fresh n (Tm (mk_comb (two tm)))
-      | 'L' -> fresh n (Tm (mk_abs (two tm)))
+      | 'V' -> let s = name inp in let y, i = typed () in
+          made_term n ('V', s, i, 0) (fun () -> mk_var (s, y))
+      | 'C' -> let s = name inp in let y, i = typed () in
+          made_term n ('C', s, i, 0) (fun () -> constant s y)
+      | 'A' -> let (f, i), (x, j) = two term in made_term n ('A', "", i, j) (fun () -> mk_comb (f, x))
+      | 'L' -> let (v, i), (b, j) = two term in made_term n ('L', "", i, j) (fun () -> mk_abs (v, b))
       | 'T' -> declared n; let s = name inp in Hol.new_type (s, num inp)
       | 'N' -> declared n; let s = name inp in Hol.new_constant (s, ty ())
       | 'F' -> free n true
