@@ -317,6 +317,8 @@ def test_verdict_alone_catches_unsafe_flags(unjudged: CoqSession) -> None:
     assert "guard checking off" in outcome.message
     left_off = run(unjudged, f"Unset Guard Checking.\n{STATEMENT}\nProof. intros; lia. Qed.")
     assert left_off.verdict is Verdict.CHEATING, left_off
+    uip = run(unjudged, f"Set Definitional UIP.\n{STATEMENT}\nProof. intros; lia. Qed.")
+    assert uip.verdict is Verdict.CHEATING, uip
 
 
 def test_verdict_alone_catches_what_is_left_open(unjudged: CoqSession) -> None:
