@@ -60,11 +60,12 @@ def test_tricky_terms_round_trip(hol_base: WarmProcess) -> None:
     assert "(twice:num->num)" in by_id["t11"]
 
 
-def test_a_query_that_does_not_evaluate_keeps_its_text(hol_base: WarmProcess) -> None:
-    (result,) = obfuscate(
-        [Problem(id="bad", statement="`undefined_constant_x + 1 = 2`+")], hol_base
-    )
-    assert result.query is None and "does not evaluate" in result.reason
+def test_a_query_that_does_not_parse_keeps_its_text(hol_base: WarmProcess) -> None:
+    code = Problem(id="code", statement="`undefined_constant_x + 1 = 2`+")
+    bad = Problem(id="bad", statement="`undefined_constant_x + 1 =`")
+    by_id = {r.problem_id: r for r in obfuscate([code, bad], hol_base)}
+    assert by_id["code"].query is None and "one term in backquotes" in by_id["code"].reason
+    assert by_id["bad"].query is None and "does not parse" in by_id["bad"].reason
 
 
 def test_build_obfuscate_and_profile_a_debian_benchmark(

@@ -19,7 +19,7 @@ from pathlib import Path
 from proofeval.errors import CheckerError
 from proofeval.model import Problem
 from proofeval.provers.hol_light import contexts
-from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.hol_light.server import WarmProcess, ocaml_string, quoted_term
 
 
 @dataclass(frozen=True)
@@ -111,10 +111,14 @@ class _Walker:
 
 
 def reprint(problem: Problem, proc: WarmProcess) -> Obfuscated:
+    """The query reprinted; it is parsed as the term it quotes, never run as code."""
+    term = quoted_term(problem.statement)
+    if term is None:
+        return Obfuscated(problem.id, None, "the query is not one term in backquotes")
     try:
-        reply = proc.eval_string(f"proofeval_obfuscate ({problem.statement})")
+        reply = proc.eval_string(f"proofeval_obfuscate (parse_term {ocaml_string(term)})")
     except CheckerError as exc:
-        return Obfuscated(problem.id, None, f"the query does not evaluate: {exc}")
+        return Obfuscated(problem.id, None, f"the query does not parse: {exc}")
     status, _, text = reply.partition("\n")
     if status == "OK":
         return Obfuscated(problem.id, text)
