@@ -45,7 +45,7 @@ BOOT_LIMIT = 3600.0  # seconds to load the HOL Light core before giving up
 STATEMENT_LIMITS = (60.0, 4096)
 
 
-def _ocaml_string(text: str) -> str:
+def ocaml_string(text: str) -> str:
     """An OCaml string literal of `text`, every byte but plain ones escaped."""
     plain = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-$+ "
     return '"' + "".join(chr(b) if b in plain else f"\\{b:03d}" for b in text.encode()) + '"'
@@ -138,7 +138,7 @@ class WarmProcess:
     def _finds(self, function: str, name: str) -> bool:
         """Whether HOL Light's `function` (needs, loadt, loads) finds the file `name`."""
         path = '["$"]' if function == "loads" else "!load_path"
-        expr = f'try ignore (file_on_path {path} {_ocaml_string(name)}); "yes" with _ -> "no"'
+        expr = f'try ignore (file_on_path {path} {ocaml_string(name)}); "yes" with _ -> "no"'
         return self.eval_string(f"({expr})") == "yes"
 
     def add_goal(
