@@ -278,6 +278,21 @@ def test_a_term_written_twice_replays_as_one(core: WarmProcess) -> None:
     assert_ok_in_a_clone(core, "`x:num = x`", SHARED_TERM, 10.0)
 
 
+# One step that names a term of 2^15 nodes never written before: its records (some 300 KB)
+# outgrow the child's buffer of records not yet sent, which grows in the middle of a record.
+# The two numbers of an application's record went to the old buffer, leaving whatever the
+# new one held (an honest s2n-bignum proof got CHEATING: "no earlier term 0").
+BIG_STEP = (
+    "let x = `x:num` and plus = `(+):num->num->num` in "
+    "let rec tree n = if n = 0 then x else mk_comb (mk_comb (plus, tree (n - 1)), tree (n - 1)) in "
+    "ignore (REFL (tree 14)); ACCEPT_TAC (REFL x)"
+)
+
+
+def test_a_step_larger_than_the_writers_buffer_replays(core: WarmProcess) -> None:
+    assert_ok_in_a_clone(core, "`x:num = x`", BIG_STEP, 30.0)
+
+
 def test_replay_off_trusts_the_attempt_and_says_so(forging: WarmProcess) -> None:
     """--replay off: the child's OK stands (a forgery that only layer 6 catches passes),
     and its message says it was not replayed; on, the same attempt is CHEATING."""

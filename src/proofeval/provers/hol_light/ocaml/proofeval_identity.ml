@@ -109,9 +109,11 @@ let put_named kind slot name a =
   Bytes.blit_string name 0 buf pos l;
   used := num_at buf (pos + l) a
 
+(* [head] may grow the buffer: [!out] is read after it. *)
 let put0 kind slot = used := head kind slot 0
-let put1 kind slot a = used := num_at !out (head kind slot 1) a
-let put2 kind slot a b = let buf = !out in used := num_at buf (num_at buf (head kind slot 2) a) b
+let put1 kind slot a = let pos = head kind slot 1 in used := num_at !out pos a
+let put2 kind slot a b =
+  let pos = head kind slot 2 in let buf = !out in used := num_at buf (num_at buf pos a) b
 
 (* A stack of ints that allocates only to grow: a slot is dropped and freed for every
    theorem and term the child stops naming, millions in a heavy proof. *)
