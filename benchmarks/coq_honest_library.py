@@ -4,9 +4,10 @@
 
 From the .v files Debian installs for Coq's standard library (Arith, ZArith, Lists, ...),
 every top-level `Lemma|Theorem name ... . Proof. ... Qed.` outside sections and modules
-becomes a problem: the header `Require Import <the file's library>.` (which also brings
-the original lemma, so the statement is restated under a fresh name), the statement,
-and the original proof as the answer. Many FAIL for want of the file's local context
+becomes a problem: the header is the file's own Require, Import and Open Scope sentences
+before it and `Require Import <the file's library>.` (which also brings the original
+lemma, so the statement is restated under a fresh name), then the statement, and the
+original proof as the answer. Many FAIL for want of the file's local context
 (its local notations, hints and scopes); what matters is that none is CHEATING and how
 many the first lines refuse (ERROR at precheck), with examples of each.
 """
@@ -25,6 +26,7 @@ from proofeval.provers.coq.sentences import SentenceError, split
 from proofeval.provers.interface import CheckSettings, Job
 
 ROOT = Path("/usr/lib/ocaml/coq/theories")
+CONTEXT = ("Require", "Import", "Export", "From", "Open")
 DIRECTORIES = ("Arith", "ZArith", "Lists", "Bool", "NArith", "PArith", "Sorting", "Logic")
 
 
@@ -35,11 +37,13 @@ def cases(file: Path, library: str) -> list[tuple[Problem, str]]:
         sentences = split(text)
     except SentenceError:
         return []
-    found, depth, i = [], 0, 0
+    found, depth, i, context = [], 0, 0, []
     while i < len(sentences):
         words = sentences[i].code.split()
         head = words[0] if words else ""
-        if head in ("Section", "Module") and ":=" not in sentences[i].code:
+        if depth == 0 and head in CONTEXT or words[:2] == ["Local", "Open"]:
+            context.append(sentences[i].text + ".\n")
+        elif head in ("Section", "Module") and ":=" not in sentences[i].code:
             depth += 1
         elif head == "End":
             depth = max(0, depth - 1)
@@ -52,7 +56,7 @@ def cases(file: Path, library: str) -> list[tuple[Problem, str]]:
                 fresh = f"proofeval_{name}"
                 statement = sentences[i].text.replace(name, fresh, 1) + "."
                 proof = text[sentences[i].end : sentences[end].end]
-                header = f"Require Import {library}.\n"
+                header = "".join(context) + f"Require Import {library}.\n"
                 problem = Problem(id=f"{library}.{name}", prover="coq", header=header,
                                   statement=statement)  # fmt: skip
                 found.append((problem, proof))
@@ -85,10 +89,14 @@ def main() -> None:
           f"second line {args.replay}")  # fmt: skip
     for (verdict, stage), n in counts.most_common():
         print(f"  {verdict:9} {stage:9} {n:5} ({100 * n / max(len(got), 1):.1f}%)")
-    for verdict in (Verdict.CHEATING, Verdict.ERROR, Verdict.TIMEOUT):
-        shown = [g for g in got if g[1] is verdict][:6]
-        for pid, _, stage, message in shown:
-            print(f"  e.g. {verdict.value} ({stage}) {pid}: {' '.join(message.split())[:110]}")
+    reasons = Counter(
+        (v.value, " ".join(message.split())[:36])
+        for _, v, _, message in got
+        if v in (Verdict.CHEATING, Verdict.ERROR, Verdict.TIMEOUT)
+    )
+    for (verdict, reason), n in reasons.most_common(12):
+        example = next(pid for pid, v, _, m in got if " ".join(m.split())[:36] == reason)
+        print(f"  {verdict:9} {n:5}  {reason}...  e.g. {example}")
 
 
 if __name__ == "__main__":

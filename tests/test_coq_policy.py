@@ -77,6 +77,13 @@ def test_auxiliary_lemmas_go_before_the_statement_as_written() -> None:
     assert script.proof == "apply aux.\nQed."
 
 
+def test_proof_using_and_with_open_a_proof_and_proof_term_does_not() -> None:
+    for opener in ["Proof using.", "Proof using n m.", "Proof with auto."]:
+        assert prepare(f"{opener} intros; lia. Qed.", "thm").proof.startswith(opener)
+    assert not refusal("Proof I.").cheating
+    assert "second Proof" in str(refusal("Proof. Proof using. auto."))
+
+
 def test_proof_state_steps_are_parenthesized() -> None:
     assert steps("intros. all: lia.", "thm") == [" (intros).", "all: (lia)."]
     assert steps("split. - { auto. }", "thm") == [" (split).", "-", "{", " (auto).", "}"]

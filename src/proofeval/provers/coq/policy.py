@@ -78,6 +78,7 @@ SELECTOR = re.compile(
     r"(?:all|par|!|\d+(?:\s*-\s*\d+)?(?:\s*,\s*\d+(?:\s*-\s*\d+)?)*|\[\s*[A-Za-z_][\w']*\s*\])"
     r"\s*:(?![=:>])"
 )
+PROOF_OPENER = re.compile(r"Proof(\s+(using|with)\b.*)?", re.DOTALL)
 STATEMENT = re.compile(r"\s*(" + "|".join(sorted(DECLARATIONS)) + r")\s+([A-Za-z_][\w']*)")
 
 
@@ -132,7 +133,7 @@ def steps(tactic: str, theorem: str) -> list[str]:
     _closer, end = _proof(sentences, 0)
     if end < len(sentences):
         raise Refusal(f"text after the proof is closed: {_show(sentences[end])}", cheating=True)
-    return [render(s) for s in sentences if s.code.strip() != "Proof"]
+    return [render(s) for s in sentences if not _opens(s)]
 
 
 def _screened(answer: str, theorem: str) -> list[Sentence]:
@@ -157,7 +158,7 @@ def _screen(sentence: Sentence) -> None:
     word = _command_word(sentence)
     if word in ESCAPES:
         raise Refusal(f"{word} is not allowed in a proof: {_show(sentence)}", cheating=True)
-    if word in COMMANDS and not (word == "Proof" and code.strip() == "Proof"):
+    if word in COMMANDS and not _opens(sentence):
         raise Refusal(f"not a proof sentence: {_show(sentence)}", cheating=False)
     if sentence.ellipsis:
         raise Refusal(f"`...` is not supported: {_show(sentence)}", cheating=False)
@@ -210,7 +211,7 @@ def _lemma(sentences: list[Sentence], i: int, names: set[str]) -> int:
 def _proof(sentences: list[Sentence], i: int) -> tuple[str | None, int]:
     """The proof starting at sentences[i]: its closer (None when it runs to the end of
     the answer) and the index after it."""
-    if i < len(sentences) and sentences[i].code.strip() == "Proof":
+    if i < len(sentences) and _opens(sentences[i]):
         i += 1
     while i < len(sentences):
         sentence = sentences[i]
@@ -220,9 +221,14 @@ def _proof(sentences: list[Sentence], i: int) -> tuple[str | None, int]:
             return word, i
         if word in DECLARATIONS:
             raise Refusal(f"states a theorem inside a proof: {_show(sentence)}", cheating=True)
-        if sentence.code.strip() == "Proof":
+        if _opens(sentence):
             raise Refusal("a second Proof inside a proof", cheating=False)
     return None, i
+
+
+def _opens(sentence: Sentence) -> bool:
+    """`Proof.`, `Proof using ...` or `Proof with ...` (not `Proof term.`)."""
+    return PROOF_OPENER.fullmatch(sentence.code.strip()) is not None
 
 
 def render(sentence: Sentence) -> str:
