@@ -140,7 +140,7 @@ class CoqSession:
         )
 
     def load_file(self, path: Path, limit: float = START_LIMIT) -> str:
-        """Load a trusted file (a header, a statement check); its error, or ""."""
+        """Load a trusted file (a header); its error, or ""."""
         _out, err = self._exchange([f'Load "{path}".'], time.monotonic() + limit)
         return load_error(err, path)
 
