@@ -296,11 +296,11 @@ FORGED_GOALS = {
 def test_goals_sent_back_are_rebuilt_through_the_kernel(core: WarmProcess, forged: str) -> None:
     """What a tactic's child sends back is untrusted: anything the kernel's constructors
     would not build is refused, never held as a state."""
-    from proofeval.provers.hol_light.server import _ocaml_string
+    from proofeval.provers.hol_light.server import ocaml_string
 
     def decode(text: str) -> str:
         expr = (
-            f'(try ignore (Proofeval_goals.decode {_ocaml_string(text)}); "accepted" '
+            f'(try ignore (Proofeval_goals.decode {ocaml_string(text)}); "accepted" '
             'with Failure why -> "refused: " ^ why)'
         )
         return core.eval_string(expr)
