@@ -10,16 +10,20 @@ was, and leave another problem's goal and verdict unchanged.
 
 from __future__ import annotations
 
+import os
 import time
+import uuid
+from pathlib import Path
 
 import pytest
 
 from proofeval.api import Checker, problem
 from proofeval.client import CheckClient
+from proofeval.errors import CheckerError
 from proofeval.model import Stage, Verdict
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
-from tests.conftest import on_both_paths
+from tests.conftest import on_both_paths, with_context
 from tests.test_serve import TOKEN, serving
 
 hol_base, core = on_both_paths()  # every test here runs on the bytecode and the native path
@@ -157,3 +161,113 @@ def test_a_statement_through_the_checker_cannot_hang_it(hol_base: WarmProcess) -
         assert time.monotonic() - started < 60.0
     assert spin.verdict == Verdict.ERROR and "backquotes" in spin.message
     assert honest.verdict == Verdict.OK
+
+
+# --- headers: code, in a context of their own -------------------------------------------
+
+
+def test_a_header_cannot_read_a_host_file_the_sandbox_hides(
+    hol_base: WarmProcess, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """On the native path a context is inlined and compiled outside the sandbox: a
+    header's `loadt` of a host file must not bring the file's text into the context."""
+    mark = f"proofeval-secret-{uuid.uuid4().hex}"
+    secret = tmp_path_factory.getbasetemp().parent / f"proofeval-hidden-{uuid.uuid4().hex}.ml"
+    secret.write_text(f'let proofeval_leaked = "{mark}";;\n')
+    proc = hol_base.clone()
+    try:
+        header = f'loadt "{secret}";;\nfailwith proofeval_leaked;;\n'
+        with pytest.raises(CheckerError) as failed:
+            proc.load(hol_base.launcher.scratch_file("context", header), "")
+    finally:
+        proc.close()
+        secret.unlink()
+    assert mark not in str(failed.value), failed.value
+    # the honest header beside it: a library file the sandbox shows loads on both paths
+    honest = with_context(hol_base, 'needs "Library/iter.ml";;\n')
+    try:
+        assert honest.add_goal("g", "`!n. n + 0 = n`") is None
+    finally:
+        honest.close()
+
+
+def sandbox_cpu_seconds(proc: WarmProcess) -> float:
+    """CPU seconds the sandbox's processes have spent, from /proc (they are this test's
+    descendants)."""
+    root = proc.launcher._proc
+    assert root is not None
+    children: dict[int, list[int]] = {}
+    ticks: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+        ticks[int(entry.name)] = int(fields[11]) + int(fields[12])
+    todo, total = [root.pid], 0
+    while todo:
+        pid = todo.pop()
+        total += ticks.get(pid, 0)
+        todo += children.get(pid, [])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_header_that_never_ends_is_killed_at_its_deadline(hol_base: WarmProcess) -> None:
+    proc = hol_base.clone()
+    spin = "let rec spin () = spin () in spin ();;\n"
+    started = time.monotonic()
+    with pytest.raises(CheckerError):
+        proc.load(hol_base.launcher.scratch_file("context", spin), "", timeout=3.0)
+    assert time.monotonic() - started < 15.0
+    before = sandbox_cpu_seconds(hol_base)
+    time.sleep(2.0)
+    assert sandbox_cpu_seconds(hol_base) - before < 0.5  # nothing of it still runs
+    after = hol_base.clone()  # the base still serves
+    try:
+        assert after.add_goal("g", TRUE_GOAL) is None
+        assert after.check("g", "ARITH_TAC", 30.0, 4096).verdict == Verdict.OK
+    finally:
+        after.close()
+
+
+def test_a_header_that_takes_too_much_memory_fails_to_load(hol_base: WarmProcess) -> None:
+    proc = hol_base.clone()
+    hog = "let proofeval_hog = Array.make (1 lsl 30) 0;;\n"  # 8 GiB
+    started = time.monotonic()
+    try:
+        with pytest.raises(CheckerError, match="failed to load"):
+            proc.load(hol_base.launcher.scratch_file("context", hog), "", memory_mb=4096)
+    finally:
+        proc.close()
+    assert time.monotonic() - started < 30.0
+
+
+# --- every phase of a step within its limit ------------------------------------------------
+
+# A type error whose type, printed without sharing, has 2^32 leaves: the type checker
+# finds it at once, printing it never ends.
+EXPONENTIAL_TYPE = (
+    "(let f0 x = (x, x) in let f1 x = f0 (f0 x) in let f2 x = f1 (f1 x) in"
+    " let f3 x = f2 (f2 x) in let f4 x = f3 (f3 x) in f4 (f4 ALL_TAC) : tactic)"
+)
+
+
+def test_a_step_whose_error_never_ends_printing_answers_within_its_limit(
+    hol_base: WarmProcess,
+) -> None:
+    from proofeval.scale.states import States
+    from proofeval.states import StepError
+
+    checker = Checker(CheckSettings(workers=1), warm={"hol-light": hol_base})
+    with checker, States(checker) as states, states.session() as session:
+        root = session.start(problem("hol-light", TRUE_GOAL))
+        started = time.monotonic()
+        failed = session.apply(root, EXPONENTIAL_TYPE, timeout=2.0)
+        spent = time.monotonic() - started
+        assert isinstance(failed, StepError), failed
+        assert spent < 3.0, (spent, failed.outcome)
+        after = session.apply(root, "INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES]")
+        assert not isinstance(after, StepError) and after.solved

@@ -44,10 +44,11 @@ class Node:
         return self.text[len(below) :]
 
 
-def load(node: Node, proc: WarmProcess) -> None:
-    """Load `node` into `proc`, a fork of its parent's process. A shared prefix is cut at
-    a ';;', which may be inside a module, a comment or a string: then it does not parse
-    as whole phrases, is not loaded, and its children load its text with their own."""
+def load(node: Node, proc: WarmProcess, memory_mb: int | None = None) -> None:
+    """Load `node` into `proc`, a fork of its parent's process, within `memory_mb` (see
+    WarmProcess.load). A shared prefix is cut at a ';;', which may be inside a module, a
+    comment or a string: then it does not parse as whole phrases, is not loaded, and its
+    children load its text with their own."""
     text = node.remainder()
     node.loaded = node.text
     if not text.strip():
@@ -59,7 +60,7 @@ def load(node: Node, proc: WarmProcess) -> None:
         except InputError:
             node.loaded = node.text[: len(node.text) - len(text)]
             return
-    proc.load(path, node.directory)
+    proc.load(path, node.directory, memory_mb=memory_mb)
 
 
 def common_prefix_length(a: str, b: str) -> int:

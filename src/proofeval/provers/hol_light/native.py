@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from proofeval.provers.hol_light.server import WarmProcess
 
 CORE = "proofeval_hol_core"
+CONTEXT_COMPILE_LIMIT = 3600.0  # seconds to parse, and to compile, one context
 PARSER = "proofeval_parse"
 EXECUTABLE = "proofeval-hol-native"
 SOURCES = (
@@ -196,15 +197,24 @@ def _phrases(text: str) -> str:
 # --- Building ---------------------------------------------------------------------------
 
 
-def _run(cmd: list[str], cwd: Path, what: str, error: type[Exception] = NativeUnavailable) -> None:
-    """Run a build step; `error` says why it failed: the compiler's reason where it gives
-    one ("Error: ..."), else the end of what it printed."""
+def _run(
+    cmd: list[str],
+    cwd: Path,
+    what: str,
+    error: type[Exception] = NativeUnavailable,
+    timeout: float | None = None,
+) -> None:
+    """Run a build step (killed after `timeout` seconds); `error` says why it failed: the
+    compiler's reason where it gives one ("Error: ..."), else the end of what it printed."""
     try:
         done = subprocess.run(
-            cmd, cwd=cwd, capture_output=True, text=True, preexec_fn=unlimited_stack
-        )
+            cmd, cwd=cwd, capture_output=True, text=True, preexec_fn=unlimited_stack,
+            timeout=timeout,
+        )  # fmt: skip
     except OSError as exc:
         raise error(f"{what}: cannot run {cmd[0]}: {exc.strerror}") from None
+    except subprocess.TimeoutExpired:
+        raise error(f"{what}: not done within {timeout:g}s") from None
     if done.returncode != 0:
         printed = " ".join((done.stdout + done.stderr).split())
         reason = printed.rsplit("Error: ", 1)[-1] if "Error: " in printed else printed[-600:]
@@ -333,16 +343,26 @@ def _build_parser(out: Path, hol_dir: Path) -> None:
 
 
 def _parse(
-    build: NativeBuild, text: str, out: str, opened: list[str], cwd: Path, error: type[Exception]
+    build: NativeBuild,
+    text: str,
+    out: str,
+    opened: list[str],
+    cwd: Path,
+    error: type[Exception],
+    timeout: float | None = None,
 ) -> None:
     """`text` (HOL Light syntax, whole phrases) as the parse tree of a module `out` that
-    opens `opened`, written in `cwd` for ocamlopt."""
+    opens `opened`, written in `cwd` for ocamlopt (killed after `timeout` seconds)."""
     (cwd / "source.txt").write_text(text)
     reply = cwd / "reply"
     cmd = [str(build.parser), str(reply), "context", "source.txt", out, *opened]
-    done = subprocess.run(
-        cmd, cwd=cwd, capture_output=True, text=True, env=parser_environment(build)
-    )
+    try:
+        done = subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, env=parser_environment(build),
+            timeout=timeout,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise error(f"it was not parsed within {timeout:g}s") from None
     fields = _fields(reply) if done.returncode == 0 else ["error", done.stderr[-600:]]
     if fields != ["ok"]:
         raise error(f"it cannot be parsed: {fields[-1]}")
@@ -361,10 +381,12 @@ def compile_context(build: NativeBuild, text: str, opened: list[str]) -> Path:
         return plugin
     with tempfile.TemporaryDirectory(dir=build.contexts) as tmp_dir:
         tmp = Path(tmp_dir)
-        _parse(build, text, f"{name}.ml", opened, tmp, CheckerError)
+        # a client's header is code: its parse and compile are bounded as its load is
+        _parse(build, text, f"{name}.ml", opened, tmp, CheckerError, CONTEXT_COMPILE_LIMIT)
         compile_ = ["ocamlopt.opt", "-shared", "-w", "-a", "-I", str(build.directory), "-I",
                     str(build.contexts), "-o", f"{name}.cmxs", f"{name}.ml"]  # fmt: skip
-        _run(compile_, tmp, "it does not compile natively", CheckerError)
+        what = "it does not compile natively"
+        _run(compile_, tmp, what, CheckerError, CONTEXT_COMPILE_LIMIT)
         for ext in (".cmi", ".cmx", ".cmxs"):  # the plugin last: its presence means done
             (tmp / f"{name}{ext}").replace(build.contexts / f"{name}{ext}")
     return plugin
@@ -410,7 +432,8 @@ def load_context(proc: WarmProcess, path: Path, directory: str) -> Path:
     launcher = proc.launcher
     assert launcher.native is not None
     root = Path(directory) if directory else launcher.workdir
-    inliner = Inliner(proc.split, LoadPath(root, launcher.hol_dir.resolve()), proc.loaded_ids)
+    load_path = LoadPath(root, launcher.hol_dir.resolve())
+    inliner = Inliner(proc.split, load_path, proc.loaded_ids, launcher.can_see)
     inlined = inliner.inline(path)
     plugin = compile_context(launcher.native, inlined.text, proc.opened)
     proc.loaded_ids = proc.loaded_ids | {_file_id(f) for f in inlined.files}

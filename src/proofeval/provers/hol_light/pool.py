@@ -293,7 +293,7 @@ class HolLightChecker:
             self._templates.append(template)
             if slot.node.remainder().strip():
                 self.on_event(f"loading the {slot.label()}")
-            contexts.load(slot.node, template)
+            contexts.load(slot.node, template, self.settings.memory_mb)
             with scheduler.cond:
                 problems = list(slot.node.problems.values())
             for problem in problems:

@@ -96,7 +96,18 @@ class WarmProcess:
             raise CheckerError(f"empty reply from HOL Light to {fields[0]}")
         return reply
 
-    def load(self, path: Path, directory: str, timeout: float | None = None) -> None:
+    def load(
+        self,
+        path: Path,
+        directory: str,
+        timeout: float | None = None,
+        memory_mb: int | None = None,
+    ) -> None:
+        """Load a context (code: perhaps a client's header) into this process, which
+        nothing else forks from before it has loaded. `memory_mb`: its address space
+        is bounded by that for good (give the attempts' limit: no attempt of the
+        context could run above it). A load that fails or outlasts `timeout` (or
+        BOOT_LIMIT) has this process killed with whatever it started."""
         if directory and not self.launcher.can_see(Path(directory)):
             raise CheckerError(
                 f"the context's directory {directory} is not visible in this HOL Light's "
@@ -113,7 +124,12 @@ class WarmProcess:
             except CheckerError as exc:
                 hint = "--native off loads it in the bytecode toplevel instead"
                 raise CheckerError(f"the context failed to load: {exc} ({hint})") from None
-        reply = self._request(["load", directory, str(path)], timeout or BOOT_LIMIT)
+        memory = "" if memory_mb is None else str(memory_mb)
+        try:
+            reply = self._request(["load", directory, str(path), memory], timeout or BOOT_LIMIT)
+        except CheckerError:
+            self.launcher.kill(self)
+            raise
         if reply[0] == "ok" and self.launcher.native is not None:
             self.opened.append(path.stem.capitalize())
         if reply[0] != "ok":
@@ -364,6 +380,7 @@ class Launcher:
         self._listener.listen(16)
         self._clone_lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._base: WarmProcess | None = None
         self._counter = 0
 
     def scratch_file(self, stem: str, text: str | bytes) -> Path:
@@ -428,7 +445,8 @@ class Launcher:
                 secret.write(f"{token}\n".encode())
         except BrokenPipeError:  # it died at once: _accept says why
             pass
-        return WarmProcess(self, self._accept(token, BOOT_LIMIT))
+        self._base = WarmProcess(self, self._accept(token, BOOT_LIMIT))
+        return self._base
 
     def _environment(self, build: Path) -> dict[str, str]:
         """Only what HOL Light needs: never the caller's environment (an API key)."""
@@ -489,6 +507,20 @@ class Launcher:
             if self.on_wait is not None:
                 self.on_wait(waited)
         return Connection(sock, 0)
+
+    def kill(self, proc: WarmProcess) -> None:
+        """Have the sandbox's first process (the base, the namespace's init, which no
+        process inside can stop) kill `proc` and its process group: the deadline of
+        code that runs there, whatever that code does with its own signals."""
+        base = self._base
+        if base is None or base is proc or proc.conn.pid <= 1:
+            return
+        with self._clone_lock:
+            try:
+                base._request(["kill", str(proc.conn.pid)], 60.0)
+            except CheckerError:
+                pass  # the base is gone: so is the sandbox, and the process with it
+        proc.close()
 
     def clone(self, parent: WarmProcess) -> WarmProcess:
         with self._clone_lock:

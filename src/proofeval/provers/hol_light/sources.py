@@ -138,10 +138,20 @@ class _Writer:
 class Inliner:
     """Inlines source files; splits each file once however often it is inlined."""
 
-    def __init__(self, split: Splitter, load_path: LoadPath, preloaded: set[FileId]) -> None:
+    def __init__(
+        self,
+        split: Splitter,
+        load_path: LoadPath,
+        preloaded: set[FileId],
+        visible: Callable[[Path], bool] = lambda _path: True,
+    ) -> None:
+        """`visible`: which files it may read (a context compiled for the sandbox reads
+        only what the sandbox shows: a client's header could otherwise load any file of
+        the host's into its context)."""
         self.split = split
         self.load_path = load_path
         self.preloaded = preloaded
+        self.visible = visible
         self._files: dict[Path, tuple[bytes, list[Phrase]]] = {}
 
     def inline(self, source: Path, preludes: tuple[Path, ...] = ()) -> Inlined:
@@ -168,6 +178,8 @@ class Inliner:
 
     def _read(self, path: Path) -> tuple[bytes, list[Phrase]]:
         if path not in self._files:
+            if not self.visible(path):
+                raise InputError(f"{path}: not visible in the sandbox")
             try:
                 data = path.read_bytes()
             except OSError as exc:

@@ -59,6 +59,7 @@ let read_file path =
 type budget = { timeout : float; deadline : float; mutable cpu : float; memory_mb : int }
 
 let budget ~timeout ~deadline ~memory_mb =
+  let memory_mb = Proofeval_server.within_ceiling memory_mb in
   { timeout; deadline; cpu = deadline -. Unix.gettimeofday (); memory_mb }
 
 let output_limit = 65536

@@ -63,6 +63,13 @@ and rlimit_fsize = 3 and rlimit_core = 4
 
 type limits = { timeout : float; memory_mb : int }
 
+(* The address space (MiB) this process was bounded to before it loaded a context (see
+   [bound_for_loading]), which nothing it starts can exceed: every limit it sets is
+   capped there (asking for more would fail). *)
+let memory_ceiling = ref max_int
+
+let within_ceiling memory_mb = min memory_mb !memory_ceiling
+
 let verdict_fields verdict stage message = [ verdict; stage; one_line message ]
 
 (* A fresh secret per attempt: a frame without it is not a verdict, even if code
@@ -81,7 +88,7 @@ let isolate_child limits server_fd =
   List.iter (fun fd -> Unix.dup2 null fd) [ Unix.stdin; Unix.stdout; Unix.stderr ];
   Unix.close null;
   let mb n = Int64.mul (Int64.of_int n) 1048576L in
-  setrlimit rlimit_as (mb limits.memory_mb);
+  setrlimit rlimit_as (mb (within_ceiling limits.memory_mb));
   setrlimit rlimit_cpu (Int64.of_float (ceil (2. *. limits.timeout) +. 5.));
   setrlimit rlimit_nproc 1L;
   setrlimit rlimit_fsize 0L;
@@ -465,6 +472,16 @@ let eval_string srv text =
       | value -> [ "ok"; value ]
       | exception exn -> [ "error"; Printexc.to_string exn ])
 
+(* Before a context loads here (code, which may be a client's header), when proofeval
+   gives a memory limit: this process's address space is bounded by it for good (no attempt of the context
+   could run above it anyway), and it leads a process group of its own, so that whatever
+   the load starts dies with it when proofeval, at the load's deadline, has the first
+   process kill the group (["kill"; pid]). *)
+let bound_for_loading memory_mb =
+  (try ignore (Unix.setsid ()) with Unix.Unix_error _ -> ());
+  memory_ceiling := within_ceiling memory_mb;
+  setrlimit rlimit_as (Int64.mul (Int64.of_int !memory_ceiling) 1048576L)
+
 let connect path token =
   let sock = Unix.socket ~cloexec:true Unix.PF_UNIX Unix.SOCK_STREAM 0 in
   Unix.connect sock (Unix.ADDR_UNIX path);
@@ -503,9 +520,13 @@ and handle srv sock request =
   let reply =
     match request with
     | [ "ping" ] -> [ "ok" ]
-    | [ "load"; dir; path ] ->
+    | [ "load"; dir; path; memory_mb ] ->
         if dir <> "" then Sys.chdir dir;
+        if memory_mb <> "" then bound_for_loading (int_of_string memory_mb);
         srv.engine.load path
+    | [ "kill"; pid ] ->
+        kill_group (int_of_string pid);
+        [ "ok" ]
     | [ "goal"; id; text; timeout; memory_mb ] ->
         add_goal srv ~server_fd:sock id text (limits_of timeout memory_mb)
     | [ "check"; id; timeout; memory_mb; answer; replay ] when List.mem replay [ "on"; "off" ] -> (
