@@ -41,8 +41,12 @@ def configure(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--bench-only",
         action="store_true",
-        help="refuse problems given inline: only --bench problems (an inline header is code "
-        "the prover runs, unchecked, in the shared sandbox)",
+        help="refuse problems given inline: only --bench problems. An inline statement is "
+        "data (for HOL Light one term in backquotes, parsed in a confined fork, never run: "
+        "it cannot change another problem's goal). An inline header is code the prover "
+        "runs, unchecked, in a context of its own (shared only by the same header text, "
+        "loaded within --memory-limit and an hour), inside the sandbox the other contexts "
+        "share, where it can still signal their processes and fill the shared scratch",
     )
     p.add_argument(
         "--provers",
