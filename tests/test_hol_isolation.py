@@ -7,6 +7,7 @@ the sandbox and the process confinement stand between it and the target).
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
 from collections.abc import Iterator
@@ -84,10 +85,17 @@ def check(proc: WarmProcess, answer: str, timeout: float = 20.0) -> Outcome:
     return proc.check("g", answer, timeout, 2048)
 
 
+FAILED = 'the proof failed: "'  # then the answer's own text, quoted
+
+
 def leaked(out: Outcome) -> str:
-    """What an attacking answer carried out in its failure message."""
+    """What an attacking answer carried out in its failure message (the answer's own
+    text, unquoted; the message may be cut before the closing quote)."""
     assert out.verdict == Verdict.FAIL, out
-    return out.message
+    assert out.message.startswith(FAILED), out
+    said = out.message[len(FAILED) :]
+    said = said[:-1] if said.endswith('"') and not said.endswith('\\"') else said
+    return re.sub(r"\\(.)", r"\1", said)
 
 
 # --- files ------------------------------------------------------------------------------

@@ -117,7 +117,9 @@ def raw(hol_base: WarmProcess, tmp_path_factory: pytest.TempPathFactory) -> Iter
 def in_attempt(proc: WarmProcess, call: str) -> int:
     out = proc.check("g", f"(fun g -> fail_with (string_of_int ({call})) g)", 20.0, 2048)
     assert out.verdict == Verdict.FAIL, out
-    return int(out.message.strip("<>"))
+    said = 'the proof failed: "'  # then the answer's own text, quoted
+    assert out.message.startswith(said) and out.message.endswith('"'), out
+    return int(out.message[len(said) : -1].strip("<>"))
 
 
 def in_warm_process(proc: WarmProcess, call: str) -> int:
