@@ -278,6 +278,23 @@ def test_a_term_written_twice_replays_as_one(core: WarmProcess) -> None:
     assert_ok_in_a_clone(core, "`x:num = x`", SHARED_TERM, 10.0)
 
 
+# A term of 2^60 paths made by the kernel itself: each MK_COMB makes the two sides of its
+# theorem as two new values of the same parts. The child names a side of the theorem
+# (REFL of it, TRANS with it) and compares one value with itself at once; the replay must
+# take that side from its own theorem, not rebuild it from its parts (a copy, or the
+# other side: then TRANS compares them along every path).
+KERNEL_SHARED = (
+    "let plus = REFL `(+):num->num->num` in let th = ref (REFL `x:num`) in "
+    "for i = 1 to 60 do th := MK_COMB (MK_COMB (plus, !th), !th) done; "
+    "let l = lhand (concl !th) and r = rand (concl !th) in "
+    "ignore (TRANS !th (REFL r)); ignore (TRANS (REFL l) !th); ACCEPT_TAC (REFL `x:num`)"
+)
+
+
+def test_a_side_the_kernel_made_replays_as_itself(core: WarmProcess) -> None:
+    assert_ok_in_a_clone(core, "`x:num = x`", KERNEL_SHARED, 15.0)
+
+
 # One step that names a term of 2^15 nodes never written before: its records (some 300 KB)
 # outgrow the child's buffer of records not yet sent, which grows in the middle of a record.
 # The two numbers of an application's record went to the old buffer, leaving whatever the

@@ -146,6 +146,20 @@ let put_gathered kind slot =
 let high = ref 0
 let free_slots = stack ()
 
+(* Each slot's generation: how many times it has been freed (written as freed). *)
+let generations = ref (Array.make 4096 0)
+
+let generation n = if n < Array.length !generations then Array.unsafe_get !generations n else 0
+
+let free_slot n =
+  if n >= Array.length !generations then begin
+    let bigger = Array.make (2 * n) 0 in
+    Array.blit !generations 0 bigger 0 (Array.length !generations);
+    generations := bigger
+  end;
+  !generations.(n) <- !generations.(n) + 1;
+  push free_slots n
+
 let take () =
   let k = free_slots.size - 1 in
   if k >= 0 then (free_slots.size <- k; Array.unsafe_get free_slots.items k)
@@ -234,7 +248,7 @@ let settle () =
   done;
   while !died < dead_count () do
     let n = dead_slot !died in
-    put0 'F' n; push free_slots n; incr died
+    put0 'F' n; free_slot n; incr died
   done;
   settled !copied !died
 
@@ -243,8 +257,8 @@ let settle () =
 let release () =
   for i = dropped.size - 1 downto 0 do
     let n = dropped.items.(i) in
-    if n > 0 then (put0 'F' n; push free_slots n)
-    else (put0 'G' (-n); push free_slots (-n))
+    if n > 0 then (put0 'F' n; free_slot n)
+    else (put0 'G' (-n); free_slot (-n))
   done;
   dropped.size <- 0
 
@@ -359,6 +373,41 @@ let remember_type (y : 'ty) n =
     store_key type_keys i y;
     type_slots.(i) <- n
   end
+
+(* The sides of theorems made during the attempt: a theorem's conclusion (0), and an
+   equation's left (1) and right (2) sides, by the theorem's slot and that slot's
+   generation when it was made. The kernel makes them as new values, two sides often of
+   the same parts (MK_COMB of a theorem with itself), which the replay's kernel makes as
+   its own values in its own theorem: a side named later is taken from that theorem
+   (record W), not rebuilt from its parts (a copy, or the other side, which the replay's
+   kernel would compare along every path with the value the child compares at once).
+   While the theorem's slot has not been freed since, the replay holds the theorem. The
+   kernel makes sides in the minor heap: keyed by address, as the cache of young terms,
+   an entry holds until the next minor collection, and costs no allocation. *)
+let side_bits = 12
+let side_keys = Array.make (1 lsl side_bits) 0
+let side_epochs = Array.make (1 lsl side_bits) (-1)
+let side_codes = Array.make (1 lsl side_bits) 0  (* 3 * slot + side *)
+let side_generations = Array.make (1 lsl side_bits) 0
+
+let note_side (t : 'term) slot k =
+  let key = young_key t in
+  if key <> 0 then begin
+    let i = young_index side_bits key in
+    side_keys.(i) <- key;
+    side_epochs.(i) <- minor_collections ();
+    side_codes.(i) <- 3 * slot + k;
+    side_generations.(i) <- generation slot
+  end
+
+(* [t]'s theorem slot and side, as [3 * slot + side], or 0. *)
+let side_of (t : 'term) =
+  let key = young_key t in
+  if key = 0 then 0 else
+  let i = young_index side_bits key in
+  if side_keys.(i) = key && side_epochs.(i) = minor_collections ()
+     && side_generations.(i) = generation (side_codes.(i) / 3)
+  then side_codes.(i) else 0
 
 (* Writing stops being possible: the child ends, whatever the answer's code catches. *)
 let guarded f x = try f x with _ -> !broken (); raise Exit

@@ -111,6 +111,8 @@ module Proofeval_kernel_log = struct
     else if k < 0 then failwith "a term that contains itself"
     else if depth > max_depth then failwith "a term too deep to write"
     else
+      let s = Identity.side_of t in
+      if s > 0 then (let i = record2 'W' (s / 3) (s mod 3) in Identity.remember t i; i) else
       let () = Identity.remember t (-1) in
       let i =
         match t with
@@ -148,6 +150,11 @@ module Proofeval_kernel_log = struct
   (* [th], just made by the kernel and written as the record of slot [n] (the premises'
      and terms' slots it names are written before it), numbered. *)
   let numbered th n =
+    let c = Hol.concl th in
+    Identity.note_side c n 0;
+    (match c with
+     | Comb (Comb (Const ("=", _), l), r) -> Identity.note_side l n 1; Identity.note_side r n 2
+     | _ -> ());
     Identity.carry th n;
     Identity.watch_theorem th n;
     Identity.finish_record ()

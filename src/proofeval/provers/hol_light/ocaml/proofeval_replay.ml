@@ -11,6 +11,7 @@
      i n a k t1 v1 .. tk vk (INST) | j n a k ty1 tv1 .. (INST_TYPE)
      D n t (a definition) | P n tyname abs rep a first (a type definition)
      O n serial (a theorem from before the attempt) | X n (an axiom) | Z n (forged)
+     W n th k    a side of theorem th: its conclusion (k = 0), an equation's left (1), right (2)
      T 0 name arity | N 0 name ty                          a new type, a new constant
      F n | G n                                             theorem n, term n, not used again
      E n                                                   the end: theorem n
@@ -218,6 +219,13 @@ module Proofeval_replay = struct
           made_term n ('C', s, i, 0) (fun () -> constant s y)
       | 'A' -> let (f, i), (x, j) = two term in made_term n ('A', "", i, j) (fun () -> mk_comb (f, x))
       | 'L' -> let (v, i), (b, j) = two term in made_term n ('L', "", i, j) (fun () -> mk_abs (v, b))
+      | 'W' -> let c = concl (th ()) in
+          let t = match num inp, c with
+            | 0, _ -> c
+            | 1, Comb (Comb (Const ("=", _), l), _) -> l
+            | 2, Comb (Comb (Const ("=", _), _), r) -> r
+            | _ -> failwith "no such side" in
+          sh.ids <- sh.ids + 1; fresh n (Tm (t, sh.ids))
       | 'T' -> declared n; let s = name inp in Hol.new_type (s, num inp)
       | 'N' -> declared n; let s = name inp in Hol.new_constant (s, ty ())
       | 'F' -> free n true
