@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from proofeval.provers.coq import audit
-from proofeval.provers.coq.session import Limits, framed
+from proofeval.provers.coq.session import STATEMENT_LIMIT, Limits, framed
 from proofeval.provers.coq.toolchain import OCAML_RUNTIME
 
 # Beyond the attempt's own limit, for coqc's loading of the header (the warm process had
@@ -40,7 +40,7 @@ def recheck(
         plugin = [
             f'Declare ML Module "{audit.PACKAGE}.plugin".',
             "ProofevalSnapshot.",
-            f'ProofevalStatement "{first}" "s" "{where / "Statement.v"}".',
+            f'ProofevalStatement "{first}" "s" "{where / "Statement.v"}" {STATEMENT_LIMIT}.',
         ]
         verdict = f'ProofevalVerdict "{last}" "s".'
         (where / "Attempt.v").write_text("\n".join([header, *plugin, text, verdict, ""]))

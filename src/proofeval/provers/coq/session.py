@@ -29,9 +29,13 @@ from proofeval.provers.sandbox import stop
 
 START_LIMIT = 120.0  # seconds for coqtop to start
 PROBE_LIMIT = 60.0  # seconds for the parent's own queries
+# Seconds a client's statement may take to elaborate, inside coqtop (Coq's Timeout stops
+# it there and the process serves on); PROBE_LIMIT more before the process is killed.
+STATEMENT_LIMIT = 30
 OUTPUT_LIMIT = 32 << 20  # bytes an exchange may print
 PATH = "/usr/libexec/coq-hammer:/usr/bin:/bin"  # CoqHammer runs its ATPs through htimeout
 REPLY = "proofeval-reply"
+RESOURCES = "resources exhausted"  # how the plugin says memory or stack ran out
 
 
 class Timeout(Exception):
@@ -144,17 +148,25 @@ class CoqSession:
         _out, err = self._exchange([f'Load "{path}".'], time.monotonic() + limit)
         return load_error(err, path)
 
-    def statement(self, key: str, path: Path) -> str:
-        """Have the plugin elaborate the statement in `path` as `key`, once per session;
-        why it cannot be, or ""."""
+    def statement(self, key: str, path: Path, limit: int = STATEMENT_LIMIT) -> str:
+        """Have the plugin elaborate the statement in `path` as `key`, once per session,
+        within `limit` seconds; why it cannot be, or "". Whatever the elaboration did to
+        Coq's state is undone (check.mlg); should coqtop not stop it, the process is
+        killed."""
         if key in self._statements:
             return ""
         nonce = secrets.token_hex(8)
-        command = f'ProofevalStatement "{nonce}" "{key}" "{path}".'
-        out, _err = self._exchange([command], time.monotonic() + PROBE_LIMIT)
+        command = f'ProofevalStatement "{nonce}" "{key}" "{path}" {limit}.'
+        try:
+            out, _err = self._exchange([command], time.monotonic() + limit + PROBE_LIMIT)
+        except Timeout:
+            return f"the statement did not elaborate within {limit} s (coqtop was stopped)"
         word, reasons = framed(out, nonce)
         if word != "ok":
-            return "; ".join(reasons) or "the plugin did not answer"
+            why = "; ".join(reasons) or "the plugin did not answer"
+            if why.startswith(RESOURCES):  # its heap stays grown: later attempts would fail
+                self.close()
+            return why
         self._statements.add(key)
         return ""
 

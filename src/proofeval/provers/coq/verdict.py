@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from proofeval.model import Outcome, Stage, Verdict
 from proofeval.provers.coq.policy import Refusal
-from proofeval.provers.coq.session import Report
+from proofeval.provers.coq.session import RESOURCES, Report
 
 # The plugin's verdict words, and the stage that decided.
 WORDS = {
@@ -29,7 +29,6 @@ WORDS = {
     "refused": (Verdict.ERROR, Stage.PRECHECK),
     "refused-cheating": (Verdict.CHEATING, Stage.PRECHECK),
 }
-RESOURCES = "resources exhausted"
 
 
 def refused(refusal: Refusal) -> Outcome:

@@ -5,7 +5,11 @@ open Vernacexpr
 type state = Vernacstate.t
 
 let freeze () = Vernacstate.freeze_interp_state ~marshallable:false
-let restore (st : state) = Vernacstate.unfreeze_interp_state st
+(* Vernacstate skips an unfreeze of the state it froze last, as if nothing had changed
+   since: what ran in between outside Vernacinterp (a statement's tactics) would stay. *)
+let restore (st : state) =
+  Vernacstate.invalidate_cache ();
+  Vernacstate.unfreeze_interp_state st
 let proof_open (st : state) = Option.has_some st.Vernacstate.lemmas
 
 (* A file read as Load reads it. *)
