@@ -415,6 +415,29 @@ def test_judge_lets_honest_proofs_through(session: CoqSession) -> None:
     assert run(session, lemma + "Proof. exact aux. Qed.").verdict is Verdict.OK
 
 
+def test_given_up_goals_are_cheating_by_the_proofs_own_data(session: CoqSession) -> None:
+    """The plugin alone (no screen): a finished proof that gave goals up is CHEATING, told
+    from the proof's evar map (Compat.gives_up), not from Coq's message; one that is not
+    finished is FAIL, given-up goals or not."""
+    given_up = ["intros. admit.", "give_up.", "intros; try admit.", "intros. admit. Defined."]
+    for proof in given_up:
+        outcome = run(
+            session, f"{STATEMENT}\nProof. {proof}{'' if 'Defined' in proof else ' Qed.'}"
+        )
+        assert (outcome.verdict, outcome.stage) == (Verdict.CHEATING, Stage.CHECK), (proof, outcome)
+    for proof in ["intros.", "intros. induction n. admit.", "intros. shelve."]:
+        outcome = run(session, f"{STATEMENT}\nProof. {proof} Qed.")
+        assert outcome.verdict is Verdict.FAIL, (proof, outcome)
+
+
+@pytest.mark.parametrize("chain", CHAINS)
+def test_a_header_tactic_that_admits_is_cheating(chain: str) -> None:
+    """The screen sees no `admit` in the answer: the plugin alone tells it."""
+    sneaky = problem(HEADER + "Ltac finish := admit.\n")
+    outcome = check("intros. finish.", sneaky, coq_toolchain=chain)
+    assert (outcome.verdict, outcome.stage) == (Verdict.CHEATING, Stage.CHECK), outcome
+
+
 def test_jobs_are_checked_as_they_come() -> None:
     """The second job is produced only once the first has its verdict."""
     first_done = threading.Event()

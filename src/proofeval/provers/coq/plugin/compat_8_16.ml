@@ -12,6 +12,16 @@ let restore (st : state) =
   Vernacstate.unfreeze_interp_state st
 let proof_open (st : state) = Option.has_some st.Vernacstate.lemmas
 
+(* Whether Qed would refuse the proof open in [st] for its given-up goals: Coq 8.16's own
+   test (Proof.return), a finished proof whose evar map has given up any goal. *)
+let gives_up (st : state) =
+  match st.Vernacstate.lemmas with
+  | None -> false
+  | Some lemmas ->
+      Vernacstate.LemmaStack.with_top lemmas ~f:(fun p ->
+          let proof = Declare.Proof.get p in
+          Proof.is_done proof && Evd.has_given_up (Proof.data proof).Proof.sigma)
+
 (* A file read as Load reads it. *)
 let parsable path ic =
   let loc = Loc.initial (Loc.InFile { dirpath = None; file = path }) in

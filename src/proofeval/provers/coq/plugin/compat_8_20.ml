@@ -12,6 +12,27 @@ let restore (st : state) =
   Vernacstate.unfreeze_full_state st
 let proof_open (st : state) = Option.has_some st.Vernacstate.interp.Vernacstate.Interp.lemmas
 
+(* Whether Qed would refuse the proof open in [st] for its given-up goals: Coq 8.20's own
+   test (Declare.prepare_proof), a finished proof whose term still holds a given-up goal. *)
+let gives_up (st : state) =
+  match st.Vernacstate.interp.Vernacstate.Interp.lemmas with
+  | None -> false
+  | Some lemmas ->
+      Vernacstate.LemmaStack.with_top lemmas ~f:(fun p ->
+          let proof = Declare.Proof.get p in
+          let { Proof.sigma; entry; _ } = Proof.data proof in
+          let given_up = Evd.given_up sigma in
+          let exception Found in
+          let rec walk c =
+            (match EConstr.kind sigma c with
+             | Constr.Evar (e, _) when Evar.Set.mem e given_up -> raise Found
+             | _ -> ());
+            EConstr.iter sigma walk c
+          in
+          let holds (_, body, _) = try walk body; false with Found -> true in
+          Proof.is_done proof && Evd.has_given_up sigma
+          && List.exists holds (Proofview.initial_goals entry))
+
 (* A file read as Load reads it. *)
 let parsable path ic =
   let loc = Loc.initial (Loc.InFile { dirpath = None; file = path }) in
