@@ -22,12 +22,13 @@ from collections.abc import Callable
 
 from cpu import descendants_cpu
 
+from proofeval.checking.memory import descendants_mb
 from proofeval.model import Stage, Verdict
+from proofeval.provers.hol_light.backend import assemble as hol_light_proof
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher
 from proofeval.provers.hol_light.states import HolLightStateFactory
-from proofeval.provers.states import Goals, Step, StepLimits, hol_light_proof
+from proofeval.provers.states import Goals, Step, StepLimits
 from proofeval.scale.api import problem
-from proofeval.scale.memory import descendants_mb
 
 STATEMENT = "`!a b c. (a + b) + c = c + (b + a) /\\ a * 1 = a /\\ 0 + c = c`"
 PREFIX = [("REPEAT GEN_TAC", 1), ("CONJ_TAC", 2)]  # then the small tactic on `(a + b) + c = ...`

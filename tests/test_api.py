@@ -14,13 +14,13 @@ import pytest
 
 import proofeval
 from proofeval.api import Checker, problem
+from proofeval.checking.engine import TICK, context_key
+from proofeval.checking.memory import descendants_mb
 from proofeval.errors import InputError
 from proofeval.model import Problem, Verdict
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
 from proofeval.runs.check import CheckOptions, run_check
-from proofeval.scale.local import TICK, context_key
-from proofeval.scale.memory import descendants_mb
 
 COQ_HEADER = "Require Import Arith Lia NArith."
 HOL_HEADER = "let DOUBLE = new_definition `DOUBLE n = n + n`;;\n"

@@ -11,10 +11,10 @@ import pytest
 
 from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Outcome, Verdict
+from proofeval.provers import registry
 from proofeval.provers.coq import CoqChecker, detect
 from proofeval.provers.coq.toolchain import installed, resolve
 from proofeval.provers.interface import CheckSettings, Job
-from proofeval.provers.registry import prover_versions
 
 if shutil.which("coqtop") is None:
     pytest.skip("Coq is not installed (make install)", allow_module_level=True)
@@ -143,7 +143,7 @@ def test_the_checker_runs_on_the_toolchain_the_tree_asks_for_and_says_why(tmp_pa
     said = "\n".join(events)
     assert f"Coq toolchain: Coq 8.20.1 ({name}), as the tree asks: coq-core >= 8.20" in said
     problems = load_benchmark(root).problems
-    assert prover_versions(problems, CheckSettings()) == [f"Coq 8.20.1 ({name})"]
+    assert _versions(problems) == [f"Coq 8.20.1 ({name})"]
     # --coq still overrides what the tree asks
     outcome, events = check(root, "Proof. reflexivity. Qed.", coq="host")
     if HOST.startswith("8.16"):  # Debian 12's std++ has no bitvector
@@ -157,4 +157,8 @@ def test_without_a_constraint_the_tree_runs_on_the_host(tmp_path: Path) -> None:
     if HOST.startswith("8.16"):  # Debian 12's std++ has no bitvector: the host's Coq ran
         assert outcome.verdict is Verdict.ERROR and "does not load" in outcome.message, outcome
     assert not any("Coq toolchain:" in e for e in events)
-    assert prover_versions(load_benchmark(root).problems, CheckSettings()) == [f"Coq {HOST} (host)"]
+    assert _versions(load_benchmark(root).problems) == [f"Coq {HOST} (host)"]
+
+
+def _versions(problems: list) -> list[str]:
+    return [system.description for system in registry.systems(problems, CheckSettings())]

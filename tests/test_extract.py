@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from proofeval.generate.extract import after_marker, coq_proof, extract, fenced_block, lean_proof
+from proofeval.generate.extract import after_marker, extract, fenced_block
+from proofeval.provers.coq.answers import coq_proof
+from proofeval.provers.lean4.answers import lean_proof
 
 # --- final-answer marker and block choice -------------------------------------------------
 

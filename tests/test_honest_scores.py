@@ -93,7 +93,7 @@ def test_allow_unknown_checks_the_rest_and_the_unanswered_problem_counts_as_unso
 
 
 @pytest.mark.parametrize(
-    ("given", "meant"), [("hol_light", "hol-light"), ("Coq", "coq"), ("rocq", "coq")]
+    ("given", "meant"), [("hol_light", "hol-light"), ("Coq", "coq"), ("Rocq", "coq")]
 )
 def test_a_misspelt_prover_is_an_input_error_with_the_name_meant(
     tmp_path: Path, given: str, meant: str

@@ -1,5 +1,6 @@
 """The package's layout: imports run one way, down the layers of the flow, with no cycle;
-the package top holds only entry points and ground modules; the README's imports work.
+what a prover is lives in its own package, reached only through the registry; the package
+top holds only entry points and ground modules; the README's imports work.
 
 Run on its own: pytest tests/test_layout.py (no prover needed)."""
 
@@ -18,8 +19,10 @@ README = PACKAGE.parents[1] / "README.md"
 LAYERS: list[set[str]] = [
     {"errors", "model"},
     {"files", "store", "timeouts", "console"},
-    {"metrics", "provers", "generate"},
+    {"metrics", "provers"},
+    {"generate"},
     {"loaders", "report", "states"},
+    {"checking"},
     {"builders", "runs", "grading", "scale"},
     {"baselines"},
     {"commands"},
@@ -135,6 +138,53 @@ def test_imports_run_down_the_layers() -> None:
         if _unit(target) != _unit(module) and layer[_unit(target)] >= layer[_unit(module)]
     )
     assert upward == []
+
+
+PROVERS = PACKAGE / "provers"
+# The generic modules of provers/: what every backend offers and the registry of them.
+PROVER_PACKAGES = sorted(p.parent.name for p in PROVERS.glob("*/backend.py"))
+# Units that read or write one prover's own formats, and may use its modules to do so.
+FORMAT_UNITS = {"builders", "loaders"}
+
+
+def _prover_package(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] == ["proofeval", "provers"] and len(parts) > 2 and parts[2] in PROVER_PACKAGES:
+        return parts[2]
+    return None
+
+
+def test_every_prover_package_has_its_backend_in_the_registry() -> None:
+    import importlib
+
+    from proofeval.provers import registry
+
+    assert PROVER_PACKAGES, "no provers/<name>/backend.py found"
+    declared = [
+        importlib.import_module(f"proofeval.provers.{package}.backend").BACKEND
+        for package in PROVER_PACKAGES
+    ]
+    assert sorted(b.name for b in declared) == sorted(registry.BACKENDS)
+    assert all(registry.BACKENDS[b.name] is b for b in declared)
+
+
+def test_a_prover_is_reached_only_through_the_registry() -> None:
+    """Outside its own package, only the registry and the units that read its formats
+    import a prover's modules; no prover package imports another."""
+    graph = _graph()
+    wrong = []
+    for module, targets in graph.items():
+        own = _prover_package(module)
+        for target in targets:
+            package = _prover_package(target)
+            if package is None or package == own:
+                continue
+            if module == "proofeval.provers.registry" and target.endswith(".backend"):
+                continue
+            if own is None and _unit(module) in FORMAT_UNITS:
+                continue
+            wrong.append(f"{module} -> {target}")
+    assert wrong == []
 
 
 def test_the_package_top_holds_at_most_ten_modules() -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from proofeval.checking.engine import check_all
 from proofeval.errors import InputError
 from proofeval.model import Problem
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
-from proofeval.provers.registry import check_all
 from proofeval.report.json_report import run_document
 from proofeval.report.run_data import load_run
 from proofeval.runs.check import CheckOptions, run_check

@@ -16,10 +16,11 @@ import pytest
 from proofeval.api import Checker, problem
 from proofeval.errors import CheckerError
 from proofeval.model import Stage, Verdict
+from proofeval.provers.hol_light.backend import assemble as hol_light_proof
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.hol_light.states import HolLightStateFactory
 from proofeval.provers.interface import CheckSettings
-from proofeval.provers.states import Step, StepLimits, hol_light_proof
+from proofeval.provers.states import Step, StepLimits
 from proofeval.scale.states import States
 from proofeval.states import Budget, BudgetExceeded, State, StepError, UnknownState
 from proofeval.store import RunStore

@@ -2,7 +2,9 @@
 
 The per-problem map (timeout-map.json: a JSON list of {"problem_id", "timeout_sec"}, other
 keys such as "prove_secs" ignored) wins, then the problem's own timeout field, then the
-per-category limit (timeouts.json: {category: seconds}), then the global default.
+per-category limit (timeouts.json: {category: seconds}), then the default: `--timeout`
+for the commands, a call's `timeout` (else the Checker's) for the API and the service.
+Everywhere the default is DEFAULT_TIMEOUT unless given.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TypeGuard
 from proofeval.errors import InputError, read_text
 from proofeval.model import Problem
 
+DEFAULT_TIMEOUT = 120.0  # seconds per attempt when nothing else names a limit
 MAP_NAME = "timeout-map.json"
 CATEGORIES_NAME = "timeouts.json"
 
@@ -24,7 +27,7 @@ CATEGORIES_NAME = "timeouts.json"
 class TimeoutPolicy:
     per_problem: dict[str, float] = field(default_factory=dict)
     per_category: dict[str, float] = field(default_factory=dict)
-    default: float = 120.0
+    default: float = DEFAULT_TIMEOUT
 
     def for_problem(self, problem: Problem) -> float:
         """Seconds allowed for each attempt at `problem`."""

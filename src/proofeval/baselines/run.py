@@ -13,6 +13,7 @@ from proofeval.errors import InputError
 from proofeval.files import write_csv_atomically
 from proofeval.loaders import Selection, load_benchmark
 from proofeval.model import Attempt, Problem, Verdict
+from proofeval.provers.backend import SharedProcess
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.registry import supported
 from proofeval.report.table import format_grid, write_results_csv
@@ -50,7 +51,9 @@ class Solve:
         return self.tactic is not None
 
 
-def run_baseline(opts: BaselineOptions, warm: dict[str, object] | None = None) -> list[Solve]:
+def run_baseline(
+    opts: BaselineOptions, warm: dict[str, SharedProcess] | None = None
+) -> list[Solve]:
     """Check what the run directory lacks, write results.csv and baseline.csv; the solves."""
     loaded = load_benchmark(opts.problems, opts.selection).problems
     problems = {p.id: tactics.with_tools(p, opts.method, opts.problem_timeout) for p in loaded}

@@ -35,6 +35,8 @@ from pathlib import Path
 from proofeval.builders.categories import OFFICIAL_RULES, Rule, categorize, rules_json
 from proofeval.errors import InputError
 from proofeval.loaders.s2n_official import BUILD_INFO, PROBLEMS, REFERENCES
+from proofeval.provers.backend import SharedProcess
+from proofeval.provers.hol_light.backend import core
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess, quoted_term
 from proofeval.provers.hol_light.sources import (
     Inlined,
@@ -436,9 +438,11 @@ def _write_into(builder: Builder, report: BuildReport, out: Path) -> None:
     _write(out / BUILD_INFO, json.dumps(info, indent=2) + "\n")
 
 
-def build(opts: BuildOptions, proc: WarmProcess) -> BuildReport:
-    """Build the benchmark into opts.out; `proc` is a warm HOL Light (the core suffices:
-    it only parses)."""
+def build(opts: BuildOptions, shared: SharedProcess) -> BuildReport:
+    """Build the benchmark into opts.out; `shared` is HOL Light's shared process (the core
+    suffices: it only parses)."""
+    proc = core(shared)
+    assert proc is not None
     builder = Builder(opts, proc)
     report = builder.run()
     if not report.problems:

@@ -18,7 +18,9 @@ from pathlib import Path
 
 from proofeval.errors import CheckerError
 from proofeval.model import Problem
+from proofeval.provers.backend import SharedProcess
 from proofeval.provers.hol_light import contexts
+from proofeval.provers.hol_light.backend import core
 from proofeval.provers.hol_light.server import WarmProcess, ocaml_string, quoted_term
 
 
@@ -35,10 +37,12 @@ def helper_path() -> Path:
 
 def obfuscate(
     problems: list[Problem],
-    base: WarmProcess,
+    shared: SharedProcess,
     on_result: Callable[[Obfuscated], None] = lambda _r: None,
 ) -> list[Obfuscated]:
-    """One result per problem, in the order given."""
+    """One result per problem, in the order given; `shared`: HOL Light's shared process."""
+    base = core(shared)
+    assert base is not None
     nodes = contexts.build(problems)
     children: dict[contexts.Node | None, list[contexts.Node]] = defaultdict(list)
     seen: set[int] = set()

@@ -17,10 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from proofeval.checking.engine import check_all
 from proofeval.errors import InputError
 from proofeval.model import Attempt, Outcome, Problem, Verdict
+from proofeval.provers.backend import SharedProcess
 from proofeval.provers.interface import CheckSettings, Job
-from proofeval.provers.registry import check_all
 from proofeval.timeouts import TimeoutPolicy
 
 
@@ -60,7 +61,7 @@ def time_references(
     settings: CheckSettings,
     on_event: Callable[[str], None] = lambda _msg: None,
     on_result: Callable[[], None] = lambda: None,
-    warm: dict[str, object] | None = None,
+    warm: dict[str, SharedProcess] | None = None,
 ) -> list[Timing]:
     """Check every reference `runs` times; one Timing per problem with a reference."""
     with_ref = [p for p in problems if p.reference]

@@ -18,6 +18,7 @@ from proofeval.errors import CheckerError, InputError
 from proofeval.generate.client import SamplingSettings
 from proofeval.loaders import load_benchmark
 from proofeval.model import Outcome, Problem
+from proofeval.provers.backend import SharedProcess
 from proofeval.runs.agent import AgentBudget, AgentOptions, run_agent
 from proofeval.scale.api import Checker
 from proofeval.scale.states import States
@@ -144,7 +145,9 @@ def add_agent_options(p) -> None:
 
 
 def run_agentic(
-    args: argparse.Namespace, sampling: SamplingSettings, warm: dict[str, object] | None = None
+    args: argparse.Namespace,
+    sampling: SamplingSettings,
+    warm: dict[str, SharedProcess] | None = None,
 ) -> int:
     """`run --agent`: one conversation per problem and sample without a verdict."""
     problems = load_benchmark(args.problems).problems

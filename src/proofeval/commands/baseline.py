@@ -11,7 +11,7 @@ from proofeval.commands.bench_options import BENCH_HELP, add_benchmark_options, 
 from proofeval.commands.options import add_checker_options, checker_settings, positive
 from proofeval.console import say
 from proofeval.loaders import load_benchmark
-from proofeval.provers.registry import coq_systems
+from proofeval.provers import registry
 
 
 def _methods_help() -> str:
@@ -124,10 +124,12 @@ def run(args: argparse.Namespace) -> int:
     print(solve_table(solves))
     if args.method == "hammer":
         problems = load_benchmark(opts.problems, opts.selection).problems
-        for described, root in coq_systems(problems, opts.settings):
-            present, missing = tactics.hammer_atps(root)
+        for system in registry.systems(problems, opts.settings):
+            if system.root is None:
+                continue  # not installed: each of its attempts says so as its ERROR
+            present, missing = tactics.hammer_atps(system.root)
             say(
-                f"CoqHammer's ATPs in {described}: {', '.join(present) or 'none'} "
+                f"CoqHammer's ATPs in {system.description}: {', '.join(present) or 'none'} "
                 f"present; {', '.join(missing) or 'none'} missing (Vampire is not in Debian)"
             )
     unchecked = sum(not s.checked for s in solves)

@@ -12,7 +12,7 @@ from proofeval.commands.options import add_hol_light_option
 from proofeval.commands.warm import hol_core
 from proofeval.console import say
 from proofeval.loaders.s2n_official import BUILD_INFO
-from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.backend import SharedProcess
 
 SHOWN = 5  # problems named in the summary of those that repeat a goal
 
@@ -92,7 +92,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace, base: WarmProcess | None = None) -> int:
+def run(args: argparse.Namespace, base: SharedProcess | None = None) -> int:
     """`base`: a warm HOL Light core to parse with (default: start one)."""
     if args.prover in build_vcs.KINDS:
         return build_vcs.run(args)

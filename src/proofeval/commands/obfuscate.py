@@ -16,7 +16,7 @@ from proofeval.console import say
 from proofeval.errors import InputError, read_text
 from proofeval.loaders import load_benchmark
 from proofeval.loaders.s2n_official import PROBLEMS
-from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.backend import SharedProcess
 
 OBFUSCATED = "problems-obfuscated.json"
 UNOBFUSCATED = "problems-unobfuscated.json"
@@ -38,7 +38,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace, base: WarmProcess | None = None) -> int:
+def run(args: argparse.Namespace, base: SharedProcess | None = None) -> int:
     """`base`: a warm HOL Light core (default: start one)."""
     bench_dir: Path = args.problems
     source = bench_dir / PROBLEMS

@@ -6,9 +6,9 @@ import argparse
 import os
 from pathlib import Path
 
-from proofeval.provers.coq import resolve
-from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT
+from proofeval.provers import registry
 from proofeval.provers.interface import CheckSettings
+from proofeval.timeouts import DEFAULT_TIMEOUT
 
 
 def positive(kind):
@@ -27,7 +27,7 @@ def add_hol_light_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -
     p.add_argument(
         "--hol-light",
         type=Path,
-        default=DEBIAN_HOL_LIGHT,
+        default=registry.backend("hol-light").home,
         metavar="DIR",
         help="the HOL Light to use: Debian's (hol.ml and its toplevel `ocaml`), or a "
         "source tree built by `make` (hol.ml, ocaml-hol, pa_j.cmo) with the same OCaml as "
@@ -46,7 +46,7 @@ def add_checker_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--timeout",
         type=positive(float),
-        default=120.0,
+        default=DEFAULT_TIMEOUT,
         help="seconds per attempt when neither timeout file names a limit (default %(default)s)",
     )
     g.add_argument(
@@ -128,4 +128,6 @@ def checker_settings(args: argparse.Namespace) -> CheckSettings:
 
 def coq_toolchain(name: str) -> str:
     """The name of the toolchain --coq names, checked before anything runs."""
-    return resolve(name).name if name else ""
+    chains = registry.backend("coq").toolchains
+    assert chains is not None
+    return chains.validated(name)

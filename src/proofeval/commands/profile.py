@@ -17,6 +17,7 @@ from proofeval.builders.profile import (
 from proofeval.commands.options import add_checker_options, checker_settings, positive
 from proofeval.console import say
 from proofeval.loaders import load_benchmark
+from proofeval.provers.backend import SharedProcess
 from proofeval.timeouts import MAP_NAME, load_policy
 
 RULE = TimeoutRule()
@@ -55,7 +56,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run, timeout=RULE.cap)
 
 
-def run(args: argparse.Namespace, warm: dict[str, object] | None = None) -> int:
+def run(args: argparse.Namespace, warm: dict[str, SharedProcess] | None = None) -> int:
     """`warm`: a ready process per prover to reuse (default: start them)."""
     bench = load_benchmark(args.problems)
     policy = load_policy(args.problems, args.timeout_map, args.timeouts, args.timeout)

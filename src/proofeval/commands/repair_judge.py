@@ -15,6 +15,7 @@ from proofeval.console import say
 from proofeval.errors import CheckerError, InputError
 from proofeval.loaders import load_benchmark
 from proofeval.model import Outcome, Problem, Verdict
+from proofeval.provers.backend import SharedProcess
 from proofeval.scale.api import Checker
 from proofeval.scale.states import States
 from proofeval.states import Budget, StateSession
@@ -44,7 +45,7 @@ class CheckerJudge:
 
 @contextmanager
 def judge_for(
-    args: argparse.Namespace, warm: dict[str, object] | None = None
+    args: argparse.Namespace, warm: dict[str, SharedProcess] | None = None
 ) -> Iterator[tuple[CheckerJudge, dict[str, object]]]:
     """A judge for the run's benchmark, and the warm processes (HOL Light's core) the
     ordinary run's checker should share with it, so the core is loaded once."""

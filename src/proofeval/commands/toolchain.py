@@ -7,7 +7,8 @@ import argparse
 
 from proofeval.console import say
 from proofeval.errors import InputError
-from proofeval.provers import coq
+from proofeval.provers import registry
+from proofeval.provers.backend import Toolchains
 
 
 def configure(sub: argparse._SubParsersAction) -> None:
@@ -23,27 +24,33 @@ def configure(sub: argparse._SubParsersAction) -> None:
     add = actions.add_parser(
         "add", help="build a toolchain (needs root and the network; a few minutes)"
     )
-    add.add_argument("name", choices=sorted(coq.RECIPES), help="which toolchain to build")
+    add.add_argument("name", choices=_chains().buildable(), help="which toolchain to build")
     add.add_argument("--force", action="store_true", help="build it again even if it exists")
     add.set_defaults(handler=_add)
     listing = actions.add_parser("list", help="the toolchains built, with their Coq versions")
     listing.set_defaults(handler=_list)
 
 
+def _chains() -> Toolchains:
+    chains = registry.backend("coq").toolchains
+    assert chains is not None
+    return chains
+
+
 def _add(args: argparse.Namespace) -> int:
-    coq.add(args.name, force=args.force, say=say)
+    _chains().add(args.name, args.force, say)
     return 0
 
 
 def _list(args: argparse.Namespace) -> int:
-    for name in ["host", *coq.installed()]:
-        chain = coq.resolve(name)
+    chains = _chains()
+    for name in ["host", *chains.installed()]:
         try:
-            described = chain.describe()
+            system = chains.describe(name)
+            print(f"{name}\t{system.description}\t{system.root}")
         except InputError as exc:  # the host may have no Coq
-            described = f"unavailable: {exc}"
-        print(f"{name}\t{described}\t{chain.root}")
-    buildable = [n for n in sorted(coq.RECIPES) if n not in coq.installed()]
+            print(f"{name}\tunavailable: {exc}")
+    buildable = [n for n in chains.buildable() if n not in chains.installed()]
     if buildable:
         print(f"(not built: {', '.join(buildable)}; `proofeval toolchain add NAME`)")
     return 0

@@ -1,4 +1,5 @@
-"""A warm HOL Light core for the commands that need one only to parse or print."""
+"""A prover's shared process for the commands that need one only to parse or print
+(HOL Light's core, for building and obfuscating benchmarks)."""
 
 from __future__ import annotations
 
@@ -7,20 +8,25 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from proofeval.console import say
-from proofeval.provers.hol_light.server import Launcher, WarmProcess
+from proofeval.provers import registry
+from proofeval.provers.backend import SharedProcess
+from proofeval.provers.interface import CheckSettings
 
 
 @contextmanager
 def hol_core(
-    hol_dir: Path, sandbox: bool, base: WarmProcess | None = None
-) -> Iterator[WarmProcess]:
-    """`base` if given (it stays open), else a fresh core, closed afterwards."""
+    hol_dir: Path, sandbox: bool, base: SharedProcess | None = None
+) -> Iterator[SharedProcess]:
+    """`base` if given (it stays open), else a fresh core, closed afterwards. The
+    bytecode toplevel: parsing and printing need no native build."""
     if base is not None:
         yield base
         return
-    launcher = Launcher(hol_dir, sandbox=sandbox)
+    say("loading the HOL Light core (about 2-3 minutes)")
+    settings = CheckSettings(hol_dir=hol_dir, sandbox=sandbox, native="off")
+    started = registry.start_shared("hol-light", settings)
+    assert started is not None  # HOL Light's checkers share its core
     try:
-        say("loading the HOL Light core (about 2-3 minutes)")
-        yield launcher.start()
+        yield started.process
     finally:
-        launcher.close()
+        started.close()

@@ -19,34 +19,20 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from proofeval.errors import InputError, read_text
 from proofeval.model import Problem
+from proofeval.provers import registry
 
 TEMPLATES = Path(__file__).parent / "templates"
 BUILTIN = ("hol_light_tactic", "formal_proof", "plan_then_proof", "verification_condition")
 PLACEHOLDERS = ("{query.txt}", "{setup.ml}")
 
-PROVER_NAMES = {
-    "hol-light": "HOL Light",
-    "lean": "Lean 4",
-    "lean4": "Lean 4",
-    "coq": "Coq",
-    "rocq": "Rocq",
-    "isabelle": "Isabelle/HOL",
-}
-LANGUAGES = {
-    "hol-light": "ocaml",
-    "lean": "lean4",
-    "lean4": "lean4",
-    "coq": "coq",
-    "rocq": "coq",
-    "isabelle": "isabelle",
-}
-
 Renderer = Callable[[Problem], str]
 
 
 def default_template(prover: str) -> str:
-    """The built-in template for a prover: tactics for HOL Light, whole proofs otherwise."""
-    return "hol_light_tactic" if prover == "hol-light" else "formal_proof"
+    """The built-in template for a prover (its backend's: tactics for HOL Light, whole
+    proofs otherwise)."""
+    known = registry.find(prover)
+    return "formal_proof" if known is None else known.template
 
 
 def render(template: str | Path | None, problem: Problem) -> str:
@@ -58,6 +44,7 @@ def render(template: str | Path | None, problem: Problem) -> str:
 
 def variables(problem: Problem) -> dict[str, str]:
     """What a template may use: everything about the problem except its reference proof."""
+    known = registry.find(problem.prover)
     return {
         "id": problem.id,
         "statement": problem.statement,
@@ -65,8 +52,8 @@ def variables(problem: Problem) -> dict[str, str]:
         "category": problem.category,
         "prover": problem.prover,
         "benchmark": problem.benchmark,
-        "prover_name": PROVER_NAMES.get(problem.prover, problem.prover),
-        "language": LANGUAGES.get(problem.prover, problem.prover),
+        "prover_name": known.title if known else problem.prover,
+        "language": known.fence if known else problem.prover,
     }
 
 

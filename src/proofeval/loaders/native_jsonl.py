@@ -21,7 +21,7 @@ from pathlib import Path
 from proofeval.errors import InputError, read_text
 from proofeval.loaders.answers import jsonl_objects
 from proofeval.model import Problem
-from proofeval.provers.registry import prover_error
+from proofeval.provers.registry import canonical, prover_error
 from proofeval.timeouts import is_seconds
 
 
@@ -50,6 +50,7 @@ def _problem(where: str, row: dict, base: Path, benchmark: str) -> Problem:
     error = prover_error(prover)
     if error is not None:
         raise InputError(f"{where}: {error}")
+    prover = canonical(prover)  # "rocq" is "coq" everywhere after loading
     category = "split" if "category" not in row and nemo else "category"
     return Problem(
         id=_required(where, row, "name" if "id" not in row and "name" in row else "id"),

@@ -5,11 +5,10 @@ A prover's `ProblemStates` lives in a process of its own, made for one session a
 problem; it names its states by the handles the session gives it, and nothing else can
 reach them. Every tactic is checked as an answer is (the prover's answer language,
 sandbox, limits), and a step never decides a verdict: a path is a claim, which the
-ordinary checker decides once it is assembled (`assemble`)."""
+ordinary checker decides once it is assembled (the backend's `assemble`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -71,59 +70,3 @@ class Step:
 
     tactic: str
     made: int
-
-
-def assemble(prover: str, steps: Sequence[Step]) -> str:
-    """The whole proof a path stands for, as an answer to check."""
-    if prover == "hol-light":
-        return hol_light_proof(steps)
-    return "\n".join(step.tactic.strip() for step in steps)
-
-
-MAX_STEPS = 100  # a longer proof's last step is the rest of it
-
-
-def proof_steps(prover: str, proof: str) -> list[str]:
-    """A whole proof as steps: HOL Light's tactic is one; Coq's sentences one each
-    (without Proof and the closing Qed or Defined, which finish adds)."""
-    if prover != "coq":
-        return [proof]
-    from proofeval.provers.coq.sentences import SentenceError, split
-
-    try:
-        sentences = split(proof)
-    except SentenceError:
-        return [proof]  # the step's own check says why
-    texts = [s.text + ("." if s.kind == "text" else "") for s in sentences]
-    words = [s.code.strip() for s in sentences]
-    if words[:1] == ["Proof"]:
-        texts, words = texts[1:], words[1:]
-    if words[-1:] and words[-1] in ("Qed", "Defined"):
-        texts = texts[:-1]
-    if len(texts) > MAX_STEPS:
-        texts = [*texts[: MAX_STEPS - 1], " ".join(texts[MAX_STEPS - 1 :])]
-    return texts
-
-
-def hol_light_proof(steps: Sequence[Step]) -> str:
-    """One tactic expression. Each step worked on the first goal left, as HOL Light's `e`
-    does, so the path is the tree of goals in preorder: a step that made one goal is
-    followed by THEN, several by THENL, one goal per branch; a goal the path left open
-    gets ALL_TAC (and the checker says FAIL: unsolved goals)."""
-    position = 0
-
-    def tree() -> str:
-        nonlocal position
-        if position >= len(steps):
-            return "ALL_TAC"
-        step = steps[position]
-        position += 1
-        tactic = f"({step.tactic.strip()})"
-        branches = [tree() for _ in range(max(step.made, 0))]
-        if len(branches) == 1:
-            return f"{tactic} THEN ({branches[0]})"
-        if branches:
-            return f"{tactic} THENL [{'; '.join(f'({b})' for b in branches)}]"
-        return tactic
-
-    return tree() if steps else "ALL_TAC"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from proofeval.checking.engine import check_all
 from proofeval.console import say
 from proofeval.errors import InputError
 from proofeval.files import write_text_atomically
@@ -19,23 +20,17 @@ from proofeval.loaders import Benchmark, Selection, load_benchmark, skipped_summ
 from proofeval.loaders.answers import read_answers, unknown_summary
 from proofeval.metrics import compute
 from proofeval.model import Attempt, Outcome, Problem, one_line
+from proofeval.provers import registry
+from proofeval.provers.backend import Shared, SharedProcess
 from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
-from proofeval.provers.registry import (
-    WARM_STARTERS,
-    Warm,
-    benchmark_warnings,
-    check_all,
-    check_error,
-    prover_versions,
-    start_warm,
-)
+from proofeval.provers.registry import benchmark_warnings, check_error
 from proofeval.report.feedback_jsonl import FEEDBACK_FILE, write_feedback_jsonl
 from proofeval.report.official_csv import write_official_csv
 from proofeval.report.table import category_table, format_table, write_results_csv
 from proofeval.report.terminal import unevaluated_line
 from proofeval.states.explain import explain_failures, unexplained
 from proofeval.store import ResultRow, RunStore
-from proofeval.timeouts import TimeoutPolicy, load_policy
+from proofeval.timeouts import DEFAULT_TIMEOUT, TimeoutPolicy, load_policy
 
 # checks jobs somewhere else than this machine's provers, each verdict to the callback
 RemoteCheck = Callable[[list[Job], CheckSettings, ResultCallback, EventCallback], None]
@@ -46,7 +41,7 @@ class CheckOptions:
     problems: Path
     out: Path
     answers: Path | None = None
-    timeout: float = 120.0
+    timeout: float = DEFAULT_TIMEOUT
     timeout_map: Path | None = None
     timeouts: Path | None = None
     official_csv: Path | None = None
@@ -120,14 +115,14 @@ def _refuse_unchecked_provers(problems: list[Problem]) -> None:
             raise InputError(error)
 
 
-def run_check(opts: CheckOptions, warm: dict[str, object] | None = None) -> list[ResultRow]:
+def run_check(opts: CheckOptions, warm: dict[str, SharedProcess] | None = None) -> list[ResultRow]:
     """Check what the run directory lacks, then write results.csv; the result rows.
     `warm`: a ready process per prover to reuse (tests reuse one HOL Light core)."""
     return checked(opts, warm)[1]
 
 
 def checked(
-    opts: CheckOptions, warm: dict[str, object] | None = None
+    opts: CheckOptions, warm: dict[str, SharedProcess] | None = None
 ) -> tuple[Benchmark, list[ResultRow]]:
     """run_check(), also giving the benchmark checked."""
     bench = load_benchmark(opts.problems, opts.selection)
@@ -142,7 +137,7 @@ def checked(
     if opts.feedback and opts.remote is not None:
         raise InputError("--feedback on needs this machine's provers: not with --ray")
     store = RunStore(opts.out)
-    started: list[Warm] = []
+    started: list[Shared] = []
     try:
         store.add_problems(bench.problems)
         store.add_attempts(attempts)
@@ -174,18 +169,19 @@ def _shared(
     opts: CheckOptions,
     needed: list[Problem],
     problems: list[Problem],
-    warm: dict[str, object] | None,
-    started: list[Warm],
-) -> dict[str, object]:
+    warm: dict[str, SharedProcess] | None,
+    started: list[Shared],
+) -> dict[str, SharedProcess]:
     """`warm` with the shared process of each prover of `needed` that has one, started
     here when not given, so the checkers and then the feedback's proof states use the
     same one (HOL Light's core is loaded once); it reads the directories of `problems`.
     Started ones are added to `started`."""
     shared = dict(warm or {})
     directories = {Path(p.directory) for p in problems if p.directory}
-    for prover in sorted({p.prover for p in needed} & set(WARM_STARTERS) - set(shared)):
+    provers = {registry.canonical(p.prover) for p in needed}
+    for prover in sorted(p for p in provers - set(shared) if registry.has_shared(p)):
         say(f"starting {prover} (checking, then feedback on its FAILs)")
-        process = start_warm(prover, opts.settings, directories)
+        process = registry.start_shared(prover, opts.settings, directories)
         if process is not None:
             started.append(process)
             shared[prover] = process.process
@@ -193,7 +189,10 @@ def _shared(
 
 
 def _explain(
-    opts: CheckOptions, store: RunStore, problems: dict[str, Problem], warm: dict[str, object]
+    opts: CheckOptions,
+    store: RunStore,
+    problems: dict[str, Problem],
+    warm: dict[str, SharedProcess],
 ) -> None:
     policy = _policy(opts)
     kept = explain_failures(store, problems, opts.settings, warm, policy.for_problem, say)
@@ -206,7 +205,7 @@ PROVERS_FILE = "provers.json"
 
 def record_provers(out: Path, problems: list[Problem], settings: CheckSettings) -> None:
     """Say which exact provers checked the run, and keep it in RUN_DIR/provers.json."""
-    versions = prover_versions(problems, settings)
+    versions = [system.description for system in registry.systems(problems, settings)]
     if versions:
         say(f"checked with {'; '.join(versions)}")
     document = json.dumps({"provers": versions}, indent=1) + "\n"
@@ -217,7 +216,7 @@ def check_jobs(
     jobs: list[Job],
     store: RunStore,
     settings: CheckSettings,
-    warm: dict[str, object] | None,
+    warm: dict[str, SharedProcess] | None,
     remote: RemoteCheck | None = None,
 ) -> None:
     """Check `jobs` with their problems' provers into `store`, with a progress bar; by

@@ -23,6 +23,7 @@ from proofeval.generate.client import SamplingSettings
 from proofeval.generate.repair import Previous, render_repair
 from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Generation, Outcome, Problem, Verdict
+from proofeval.provers.backend import SharedProcess
 from proofeval.provers.registry import supported
 from proofeval.runs.generate import Extraction, ask_all
 from proofeval.runs.stream import RunOptions, run_pipeline
@@ -183,7 +184,7 @@ def _check(
 
 
 def run_with_repairs(
-    run_opts: RunOptions, opts: RepairOptions, judge: Judge, warm: dict[str, object] | None
+    run_opts: RunOptions, opts: RepairOptions, judge: Judge, warm: dict[str, SharedProcess] | None
 ) -> int:
     """The ordinary run (round 0, resumable as ever), then its repair rounds; how many
     repair completions this call asked for."""

@@ -16,12 +16,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from proofeval.checking.engine import check_all
 from proofeval.console import say
 from proofeval.generate.client import Generator, SamplingSettings
 from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Generation, Outcome, Problem
+from proofeval.provers.backend import SharedProcess
 from proofeval.provers.interface import CheckSettings, Job
-from proofeval.provers.registry import check_all, supported
+from proofeval.provers.registry import supported
 from proofeval.report.table import write_results_csv
 from proofeval.runs.check import ROUTINE, log_event, record_provers
 from proofeval.runs.generate import (
@@ -32,7 +34,7 @@ from proofeval.runs.generate import (
     write_answers,
 )
 from proofeval.store import ResultRow, RunStore
-from proofeval.timeouts import TimeoutPolicy, load_policy
+from proofeval.timeouts import DEFAULT_TIMEOUT, TimeoutPolicy, load_policy
 
 _DONE = object()
 
@@ -44,7 +46,7 @@ class RunOptions:
     sampling: SamplingSettings
     template: str | None = None
     extraction: Extraction = Extraction()
-    timeout: float = 120.0
+    timeout: float = DEFAULT_TIMEOUT
     timeout_map: Path | None = None
     timeouts: Path | None = None
     settings: CheckSettings = CheckSettings()
@@ -116,7 +118,7 @@ class Pipeline:
         return Job(attempt, problem, self.policy.for_problem(problem))
 
 
-def run_pipeline(opts: RunOptions, warm: dict[str, object] | None = None) -> list[ResultRow]:
+def run_pipeline(opts: RunOptions, warm: dict[str, SharedProcess] | None = None) -> list[ResultRow]:
     """Generate what the store lacks and check every unchecked attempt; the result rows.
     `warm`: a ready process per prover to reuse (tests reuse one HOL Light core)."""
     bench = load_benchmark(opts.problems)
@@ -153,7 +155,7 @@ def _stream(
     pipeline: Pipeline,
     requests: list[Request],
     unchecked: list[Attempt],
-    warm: dict[str, object] | None,
+    warm: dict[str, SharedProcess] | None,
 ) -> None:
     total = len(unchecked) + sum(len(samples) for _, _, samples in requests)
     progress = Progress(total)

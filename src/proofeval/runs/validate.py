@@ -21,12 +21,14 @@ from proofeval.errors import InputError
 from proofeval.files import write_text_atomically
 from proofeval.loaders import Selection, load_benchmark, skipped_summary
 from proofeval.model import Attempt, Problem, Stage, Verdict
+from proofeval.provers import registry
+from proofeval.provers.backend import SharedProcess
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.registry import check_error
 from proofeval.runs.check import check_jobs, record_provers
 from proofeval.store import ResultRow, RunStore
+from proofeval.timeouts import DEFAULT_TIMEOUT
 
-PROBES = {"coq": "idtac.", "hol-light": "ALL_TAC"}
 PROBE, REFERENCE = 0, 1  # attempt indices in the store
 FORMAT = "proofeval-validate/1"
 ELABORATES = "ok"
@@ -54,7 +56,7 @@ class ValidateOptions:
     out: Path
     selection: Selection = Selection()
     reference: bool = False
-    timeout: float = 120.0
+    timeout: float = DEFAULT_TIMEOUT
     settings: CheckSettings = CheckSettings()
 
 
@@ -71,7 +73,7 @@ class Health:
     reference_message: str = ""
 
 
-def validate(opts: ValidateOptions, warm: dict[str, object] | None = None) -> list[Health]:
+def validate(opts: ValidateOptions, warm: dict[str, SharedProcess] | None = None) -> list[Health]:
     """Check what the store at `opts.out` lacks; the health of every statement.
     `warm`: a ready process per prover to reuse (tests reuse one HOL Light core)."""
     bench = load_benchmark(opts.problems, opts.selection)
@@ -82,6 +84,10 @@ def validate(opts: ValidateOptions, warm: dict[str, object] | None = None) -> li
         error = check_error(prover)
         if error is not None:
             raise InputError(error)
+        if registry.backend(prover).probe is None:
+            raise InputError(
+                f"prover {prover!r} has no probe answer: its statements cannot be validated"
+            )
     attempts = _attempts(bench.problems, opts.reference)
     if opts.reference and not any(a.index == REFERENCE for a in attempts):
         raise InputError(f"{opts.problems} has no reference proofs")
@@ -114,7 +120,7 @@ def _limit(problem: Problem, opts: ValidateOptions) -> float:
 def _attempts(problems: list[Problem], reference: bool) -> list[Attempt]:
     attempts = []
     for p in problems:
-        probe = PROBES[p.prover]
+        probe = registry.backend(p.prover).probe or ""  # every prover has one (validate)
         attempts.append(Attempt(p.id, PROBE, probe, probe))
         if reference and p.reference:
             attempts.append(Attempt(p.id, REFERENCE, p.reference, p.reference))

@@ -6,8 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from proofeval.checking.checker import LocalChecker, problem
+from proofeval.checking.engine import Remote, Stats, context_key
+from proofeval.provers.backend import SharedProcess
 from proofeval.provers.interface import CheckSettings
-from proofeval.scale.local import LocalChecker, Remote, Stats, context_key, problem
+from proofeval.timeouts import DEFAULT_TIMEOUT
 
 __all__ = ["Checker", "Stats", "context_key", "problem"]
 
@@ -23,11 +26,11 @@ class Checker(LocalChecker):
         self,
         settings: CheckSettings | None = None,
         *,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT,
         max_memory_mb: float | None = None,
         idle_seconds: float = 600.0,
         read_only: Iterable[Path] = (),
-        warm: Mapping[str, object] | None = None,
+        warm: Mapping[str, SharedProcess] | None = None,
         on_event=None,
         ray: str | None = None,
     ) -> None:

@@ -16,10 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from proofeval.checking.checker import LocalChecker
+from proofeval.checking.engine import check_all as engine_check_all
 from proofeval.errors import InputError
 from proofeval.model import Attempt, Outcome, Stage, Verdict
 from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
-from proofeval.scale.local import LocalChecker, context_key
 
 try:
     import ray
@@ -231,36 +232,14 @@ def check_all(
     on_event: EventCallback,
     address: str,
 ) -> None:
-    """check_all (provers/registry.py) on a Ray cluster: every job's verdict, through
-    each node's Checker, recorded by `on_result` in this process (a failure to record
-    stops the run, as it does on one machine)."""
+    """The engine's check_all (checking/engine.py) with Ray's nodes as its executor: every
+    job's verdict, through each node's Checker, recorded by `on_result` in this process (a
+    failure to record stops the run, as it does on one machine)."""
     jobs = list(jobs)
     # where contexts load files from: the same paths on every node (a shared file system)
     directories = sorted({Path(j.problem.directory) for j in jobs if j.problem.directory})
     executor = RayExecutor(address, settings, on_event, read_only=directories)
-    done = threading.Semaphore(0)
-    failures: list[BaseException] = []
-    count = 0
-
-    def record(attempt: Attempt, outcome: Outcome) -> None:
-        try:
-            if not failures:
-                on_result(attempt, outcome)
-        except BaseException as exc:  # raised below, in the caller's thread
-            failures.append(exc)
-        finally:
-            done.release()
-
-    try:
-        for job in jobs:
-            executor.submit(context_key(job.problem), job, record)
-            count += 1
-        for _ in range(count):
-            done.acquire()
-    finally:
-        executor.close()
-    if failures:
-        raise failures[0]
+    engine_check_all(jobs, [], settings, on_result, on_event, remote=executor)
 
 
 def on_cluster(address: str):

@@ -11,11 +11,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from proofeval.checking.checker import LocalChecker
 from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Problem, Verdict
 from proofeval.provers import registry
-from proofeval.provers.state_registry import StateOpener, state_opener
-from proofeval.scale.local import LocalChecker
+from proofeval.provers.backend import StateOpener
 from proofeval.states import Budget, Feedback, StateSession
 from proofeval.store import RunStore
 
@@ -32,10 +32,11 @@ class States:
     def opener(self, prover: str) -> StateOpener:
         with self._lock:
             if prover not in self._openers:
-                warm = None
-                if prover in registry.WARM_STARTERS:
-                    warm = self.checker.warm_process(prover)
-                self._openers[prover] = state_opener(prover, self.checker.settings, warm)
+                shared = None
+                if registry.has_shared(prover):
+                    shared = self.checker.warm_process(prover)
+                settings = self.checker.settings
+                self._openers[prover] = registry.state_opener(prover, settings, shared)
             return self._openers[prover]
 
     def session(self, budget: Budget | None = None, store: RunStore | None = None) -> StateSession:

@@ -10,8 +10,9 @@ from tqdm import tqdm
 
 from proofeval.errors import CheckerError, InputError
 from proofeval.model import Attempt, Problem, Verdict
+from proofeval.provers import registry
+from proofeval.provers.backend import SharedProcess, StateOpener
 from proofeval.provers.interface import CheckSettings
-from proofeval.provers.state_registry import StateOpener, state_opener
 from proofeval.states.session import Budget, StateSession
 from proofeval.store import RunStore
 
@@ -34,7 +35,7 @@ def explain_failures(
     store: RunStore,
     problems: Mapping[str, Problem],
     settings: CheckSettings,
-    warm: Mapping[str, object],
+    warm: Mapping[str, SharedProcess],
     timeout_of: Callable[[Problem], float],
     say: Say,
 ) -> int:
@@ -49,7 +50,7 @@ def explain_failures(
 
     def opener(prover: str) -> StateOpener:
         if prover not in openers:
-            openers[prover] = state_opener(prover, settings, warm.get(prover))
+            openers[prover] = registry.state_opener(prover, settings, warm.get(prover))
         return openers[prover]
 
     kept = 0

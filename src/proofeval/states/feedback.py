@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from proofeval.model import Attempt, Outcome, Verdict
 
 if TYPE_CHECKING:
-    from proofeval.states.session import State
     from proofeval.store import RunStore
 
 GOALS_LIMIT = 8000  # characters of goals in one feedback, all goals together
@@ -61,12 +60,12 @@ def bounded(goals: Sequence[str], limit: int = GOALS_LIMIT) -> tuple[tuple[str, 
     return tuple(kept), len(goals) - len(kept)
 
 
-def feedback_of(outcome: Outcome, state: State) -> Feedback | None:
-    """The feedback on finishing `state`: every step ran, so a FAIL is about the goals
-    the path left (none, when the checker disagrees with the states)."""
+def feedback_of(outcome: Outcome, left: Sequence[str]) -> Feedback | None:
+    """The feedback on finishing a path whose last state has the goals `left`: every step
+    ran, so a FAIL is about those goals (none, when the checker disagrees with the states)."""
     if outcome.verdict is not Verdict.FAIL:
         return None
-    goals, more = bounded(state.goals)
+    goals, more = bounded(left)
     return Feedback(goals, more, None, "", outcome.message)
 
 

@@ -22,15 +22,14 @@ from typing import Protocol
 
 from proofeval.errors import CheckerError, InputError
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
-from proofeval.provers.state_registry import StateOpener
+from proofeval.provers import registry
+from proofeval.provers.backend import StateOpener
 from proofeval.provers.states import (
     Goals,
     ProblemStates,
     Refused,
     Step,
     StepLimits,
-    assemble,
-    proof_steps,
 )
 from proofeval.states.feedback import Feedback, bounded, feedback_of, step_feedback
 from proofeval.store import RunStore
@@ -204,9 +203,9 @@ class StateSession:
             raise InputError("this session has no checker: finish is not available")
         with self._lock:
             entry, held = self._find(state)
-        proof = assemble(entry.problem.prover, held.path)
+        proof = registry.backend(entry.problem.prover).assemble(held.path)
         [outcome] = self._checker.check([(entry.problem, proof)], timeout)
-        feedback = feedback_of(outcome, held)
+        feedback = feedback_of(outcome, held.goals)
         if self._store is not None:
             self._keep(entry.problem, proof, outcome, feedback)
         return Finished(held, proof, outcome, feedback)
@@ -218,7 +217,7 @@ class StateSession:
         each sentence is one."""
         root = current = self.start(problem)
         try:
-            for i, tactic in enumerate(proof_steps(problem.prover, proof)):
+            for i, tactic in enumerate(registry.backend(problem.prover).steps(proof)):
                 result = self.apply(current, tactic)
                 if isinstance(result, StepError):
                     message = result.outcome.message

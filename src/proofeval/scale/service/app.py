@@ -24,7 +24,7 @@ from starlette.requests import ClientDisconnect
 
 from proofeval.errors import InputError
 from proofeval.model import Problem
-from proofeval.provers.registry import supported
+from proofeval.provers.registry import canonical, supported
 from proofeval.scale.api import Checker, problem
 from proofeval.scale.service.connections import ConnectionGuard, ConnectionLimits
 from proofeval.scale.service.metrics import Metrics
@@ -239,7 +239,7 @@ def _problem(n: int, given: ProblemIn | str, config: ServiceConfig) -> Problem:
         raise Refused(422, f"items[{n}]: this service checks only its benchmark's problems")
     # A prover proofeval cannot check (a misspelt name) is that item's ERROR, from the
     # checker; one it checks but this service does not serve refuses the request.
-    if given.prover in supported() and given.prover not in config.provers:
+    if canonical(given.prover) in supported() and canonical(given.prover) not in config.provers:
         raise Refused(
             422,
             f"items[{n}]: prover {given.prover!r} (this service checks: "

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from bisect import bisect_left
 
+from proofeval.checking.engine import Stats
 from proofeval.model import Outcome, Verdict
-from proofeval.scale.local import Stats
 from proofeval.scale.service.connections import ConnectionGuard
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)

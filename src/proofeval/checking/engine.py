@@ -1,43 +1,53 @@
-"""The checker behind proofeval.Checker: (problem, proof) pairs checked on this machine,
-warm across calls (or on a remote executor such as Ray's, given by the caller).
+"""The one checking engine: `proofeval check`, `run`, the Python API, the service and
+Ray's nodes all send their attempts through an Engine.
 
-Each context (a prover, a directory and a header, kept by their SHA-256) is one long-lived
-run of that prover's checker (provers/interface.py), the same code `proofeval check`
-runs, fed attempts as calls bring them. At most `settings.workers` attempts are checked
-at a time, whatever the number of contexts. A context idle for `idle_seconds`, or the
-least recently used idle one while the prover processes use more than `max_memory_mb`,
-is closed; the next attempt on it loads it again.
+An attempt (a Job: attempt, problem, time limit) goes to a lane: one long-lived run of
+its prover's checker (provers/interface.py), fed attempts as they come. Problems given
+to `plan` together share one lane per prover, so that a prover can share work among
+them (HOL Light loads every shared prefix of their contexts once); any other problem
+gets the lane of its context (prover, directory, header), made when first needed.
+At most `settings.workers` attempts are checked at a time, whatever the number of lanes
+and provers: this is the one place that decides parallelism. A context lane idle for
+`idle_seconds`, or the least recently used idle one while the prover processes use more
+than `max_memory_mb`, is closed; the next attempt on it loads it again. A prover's shared
+process (HOL Light's core) is started once, in a thread that lives as long as the engine.
+
+A lane whose checker fails (the prover is missing) fails each of its attempts: as an
+ERROR outcome, or as the exception itself for a caller that asked for it (a batch run
+stops rather than record a prover's absence as verdicts).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import itertools
 import math
 import queue
-import re
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from proofeval.checking.memory import descendants_mb
 from proofeval.errors import InputError
-from proofeval.generate.extract import extract as extract_proof
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers import registry
-from proofeval.provers.interface import CheckSettings, Job, ResultCallback, checker_failure
-from proofeval.scale.memory import descendants_mb
+from proofeval.provers.backend import SharedProcess
+from proofeval.provers.interface import (
+    CheckSettings,
+    EventCallback,
+    Job,
+    ResultCallback,
+    checker_failure,
+)
 
-Item = tuple[Problem, str]  # a problem and a proof of it (the proof, not a model's output)
 TICK = 1.0  # seconds between looks at idle contexts and memory
 
 
-def _digest(*parts: str) -> str:
+def digest(*parts: str) -> str:
     h = hashlib.sha256()
     for part in parts:
         data = part.encode()
@@ -47,25 +57,7 @@ def _digest(*parts: str) -> str:
 
 def context_key(problem: Problem) -> str:
     """What a warm context is for: the prover, the directory and the header."""
-    return _digest(problem.prover, problem.directory, problem.header)
-
-
-def problem(
-    prover: str,
-    statement: str,
-    header: str = "",
-    timeout: float | None = None,
-    directory: str = "",
-) -> Problem:
-    """A problem given by its text; its id is derived from that text."""
-    made = Problem(id="", statement=statement, prover=prover, header=header, timeout=timeout)
-    return _identified(replace(made, directory=directory))
-
-
-def _identified(p: Problem) -> Problem:
-    """`p` under an id derived from everything that decides its verdict, so that two
-    problems that differ can never share a registered goal, whatever ids callers give."""
-    return replace(p, id="p" + _digest(context_key(p), p.statement)[:32])
+    return digest(registry.canonical(problem.prover), problem.directory, problem.header)
 
 
 @dataclass
@@ -91,15 +83,20 @@ class _Task:
     key: str
     job: Job
     future: Future[Outcome]
+    raises: bool  # a lane's failure is this task's exception, not an ERROR outcome
 
 
 class _Shared:
-    """A prover's process that every context shares (HOL Light's core), started in a
-    thread that lives as long as the Checker: the sandbox dies with the thread that
-    started it."""
+    """A prover's process that every lane shares, started in a thread that lives as long
+    as the engine: the sandbox dies with the thread that started it."""
 
     def __init__(
-        self, prover: str, settings: CheckSettings, read_only: list[Path], given: object, on_event
+        self,
+        prover: str,
+        settings: CheckSettings,
+        read_only: list[Path],
+        given: SharedProcess | None,
+        on_event: EventCallback,
     ) -> None:
         self.on_event = on_event
         self.ready = threading.Event()
@@ -107,7 +104,7 @@ class _Shared:
         self.error: BaseException | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        if given is None and prover in registry.WARM_STARTERS:
+        if given is None and registry.has_shared(prover):
             args = (prover, settings, read_only)
             self._thread = threading.Thread(target=self._run, args=args, daemon=True)
             self._thread.start()
@@ -115,22 +112,22 @@ class _Shared:
             self.ready.set()
 
     def _run(self, prover: str, settings: CheckSettings, read_only: list[Path]) -> None:
-        self.on_event(f"starting {prover} (HOL Light's core: minutes)")
+        self.on_event(f"starting {prover}'s shared process")
         try:
-            warm = registry.start_warm(prover, settings, read_only)
-        except BaseException as exc:  # every context of this prover gives it as its ERROR
+            started = registry.start_shared(prover, settings, read_only)
+        except BaseException as exc:  # every lane of this prover gives it as its failure
             self.on_event(f"{prover} did not start: {exc}")
             self.error = exc
             self.ready.set()
             return
-        assert warm is not None
+        assert started is not None
         self.on_event(f"{prover} is ready")
-        self.process = warm.process
+        self.process = started.process
         self.ready.set()
         self._stop.wait()
-        warm.close()
+        started.close()
 
-    def get(self) -> object:
+    def get(self) -> SharedProcess | None:
         self.ready.wait()
         if self.error is not None:
             raise self.error
@@ -144,10 +141,12 @@ class _Shared:
 
 @dataclass(eq=False)
 class _Lane:
-    """One context's long-lived run of its prover's checker, in a thread of its own."""
+    """One long-lived run of a prover's checker, in a thread of its own."""
 
     key: str
     prover: str
+    problems: list[Problem]  # planned together: the checker sees them all from the start
+    planned: bool
     jobs: queue.Queue = field(default_factory=queue.Queue)
     tasks: dict[Attempt, _Task] = field(default_factory=dict)  # sent, not answered yet
     last_used: float = field(default_factory=time.monotonic)
@@ -159,45 +158,35 @@ class _Lane:
             yield job
 
 
-class LocalChecker:
-    """Checks batches of (problem, proof) with the verdicts, stages and messages of
-    `proofeval check`, keeping warm contexts across calls. Use it as a context manager.
-
-    settings: workers (attempts checked at a time), memory limit per attempt, sandbox...
-    timeout: seconds per attempt when neither the problem nor the call names a limit.
-    max_memory_mb: close least recently used idle contexts while the prover processes
-    use more (None: no budget). idle_seconds: close a context unused that long.
-    read_only: directories that problems' `directory` may name (HOL Light's sandbox is
-    set when it starts). warm: a ready shared process per prover to reuse (tests).
-    remote: where attempts are checked instead of this machine's provers."""
+class Engine:
+    """See the module's docstring. Use it as a context manager; `close` finishes every
+    attempt submitted, then stops every prover process."""
 
     def __init__(
         self,
         settings: CheckSettings | None = None,
         *,
-        timeout: float = 60.0,
         max_memory_mb: float | None = None,
         idle_seconds: float = 600.0,
         read_only: Iterable[Path] = (),
-        warm: Mapping[str, object] | None = None,
-        on_event=None,
+        warm: Mapping[str, SharedProcess] | None = None,
+        on_event: EventCallback | None = None,
         remote: Remote | None = None,
     ) -> None:
         self.settings = settings or CheckSettings()
-        self.timeout = timeout
         self.max_memory_mb = max_memory_mb
         self.idle_seconds = idle_seconds
         self.on_event = on_event or (lambda _msg: None)
         self._read_only = list(read_only)
         self._given = dict(warm or {})
         self._shared: dict[str, _Shared] = {}
+        self._planned: dict[str, str] = {}  # problem id -> its planned lane's key
         self._cond = threading.Condition()
         self._queue: deque[_Task] = deque()
         self._lanes: OrderedDict[str, _Lane] = OrderedDict()  # least recently used first
         self._running = 0
         self._closing = False
         self._memory_mb = 0.0
-        self._counter = itertools.count()
         self._remote = remote
         self._threads = [
             threading.Thread(target=self._dispatch, daemon=True),
@@ -206,7 +195,7 @@ class LocalChecker:
         for thread in self._threads:
             thread.start()
 
-    def __enter__(self) -> LocalChecker:
+    def __enter__(self) -> Engine:
         return self
 
     def __exit__(self, *_exc: object) -> None:
@@ -214,70 +203,42 @@ class LocalChecker:
 
     # --- calls ---------------------------------------------------------------------------
 
-    def check(
-        self, items: Iterable[Item], timeout: float | None = None, extract: bool = False
-    ) -> list[Outcome]:
-        """One outcome per item, in order. `timeout`: seconds per attempt of this call
-        for problems that name none. `extract`: the proofs are a model's raw output, to
-        extract as `proofeval check` does (the last fenced block, a restated statement
-        dropped)."""
-        return [f.result() for f in self.submit(items, timeout, extract)]
-
-    async def acheck(
-        self, items: Iterable[Item], timeout: float | None = None, extract: bool = False
-    ) -> list[Outcome]:
-        """check() for asyncio; cancelling it drops the attempts not started yet."""
-        futures = self.submit(items, timeout, extract)
-        try:
-            return list(await asyncio.gather(*map(asyncio.wrap_future, futures)))
-        finally:
-            for f in futures:
-                f.cancel()  # a no-op for those started or done
-
-    def submit(
-        self, items: Iterable[Item], timeout: float | None = None, extract: bool = False
-    ) -> list[Future[Outcome]]:
-        """Queue every item; one future per item. An item whose prover proofeval cannot
-        check (unknown, misspelt, or without a checker) gets an ERROR that says so."""
-        tasks = [self._task(p, proof, timeout, extract) for p, proof in _pairs(items)]
+    def plan(self, problems: Iterable[Problem]) -> None:
+        """Check these problems' attempts together: one lane per prover, whose checker
+        knows them all from its start (a planned lane is never closed for being idle)."""
+        by_prover: dict[str, list[Problem]] = {}
+        for problem in problems:
+            by_prover.setdefault(registry.canonical(problem.prover), []).append(problem)
         with self._cond:
-            if self._closing:
-                raise InputError("this Checker is closed")
-            self._queue.extend(t for t in tasks if not t.future.done())
-            self._cond.notify_all()
-        return [t.future for t in tasks]
+            for prover, group in by_prover.items():
+                key = f"plan {len(self._lanes)} {prover}"
+                self._lanes[key] = _Lane(key, prover, group, planned=True)
+                self._planned |= {p.id: key for p in group}
 
-    def _task(self, given: Problem, proof: str, timeout: float | None, extract: bool) -> _Task:
-        p = _identified(given)
-        output = proof
-        if extract:
-            proof = extract_proof(output, p.prover, statement=p.statement)
-        attempt = Attempt(p.id, next(self._counter), output, proof)
-        limit = p.timeout or timeout or self.timeout
-        task = _Task(context_key(p), Job(attempt, p, limit), Future())
-        refusal = registry.check_error(p.prover)
-        if refusal is not None:  # one ERROR for this item, never the whole batch lost
+    def submit(self, job: Job, raises: bool = False) -> Future[Outcome]:
+        """Queue one attempt; its future gets the outcome. `raises`: a failure of its
+        prover's checker is the future's exception (else its ERROR outcome). A prover
+        proofeval cannot check gets an ERROR that says why."""
+        key = self._planned.get(job.problem.id) or context_key(job.problem)
+        task = _Task(key, job, Future(), raises)
+        refusal = registry.check_error(job.problem.prover)
+        if refusal is not None:  # one ERROR for this attempt, never the whole batch lost
             task.future.set_running_or_notify_cancel()
             task.future.set_result(Outcome(Verdict.ERROR, Stage.PRECHECK, 0.0, refusal))
-        return task
+            return task.future
+        with self._cond:
+            if self._closing:
+                raise InputError("this checker is closed")
+            self._queue.append(task)
+            self._cond.notify_all()
+        return task.future
 
-    def warm_up(self, provers: Iterable[str] = ("hol-light",)) -> dict[str, str]:
-        """Start the shared processes of `provers` now (HOL Light: minutes); what failed,
-        by prover. On a remote executor (Ray), each node starts its own when first needed."""
-        failures: dict[str, str] = {}
-        for prover in provers if self._remote is None else ():
-            try:
-                self._shared_of(prover).get()
-            except Exception as exc:
-                failures[prover] = checker_failure(exc).message
-        return failures
-
-    def warm_process(self, prover: str) -> object:
-        """`prover`'s shared process on this machine (HOL Light's loaded core), started
-        if need be; what else uses it (proof states) forks it."""
+    def shared_process(self, prover: str) -> SharedProcess | None:
+        """`prover`'s shared process on this machine (HOL Light's core), started if need
+        be; what else uses it (proof states) forks it."""
         if self._remote is not None:
             raise InputError("proof states need the provers on this machine, not on Ray")
-        return self._shared_of(prover).get()
+        return self._shared_of(registry.canonical(prover)).get()
 
     def stats(self) -> Stats:
         with self._cond:
@@ -308,7 +269,7 @@ class LocalChecker:
     # --- dispatching ---------------------------------------------------------------------
 
     def _dispatch(self) -> None:
-        """Send queued attempts to their contexts, at most `workers` at a time."""
+        """Send queued attempts to their lanes, at most `workers` at a time."""
         # A remote executor (Ray's nodes) bounds the attempts in flight itself.
         workers = max(1, self.settings.workers) if self._remote is None else math.inf
         with self._cond:
@@ -323,7 +284,7 @@ class LocalChecker:
                 self._running += 1
                 if self._remote is not None:
                     answer = lambda _a, o, t=task: self._finish(t, o)  # noqa: E731
-                    self._remote.submit(task.key, task.job, answer)
+                    self._remote.submit(context_key(task.job.problem), task.job, answer)
                     continue
                 lane = self._lane(task)
                 lane.tasks[task.job.attempt] = task
@@ -332,7 +293,9 @@ class LocalChecker:
     def _lane(self, task: _Task) -> _Lane:
         lane = self._lanes.get(task.key)
         if lane is None:
-            lane = self._lanes[task.key] = _Lane(task.key, task.job.problem.prover)
+            prover = registry.canonical(task.job.problem.prover)
+            lane = self._lanes[task.key] = _Lane(task.key, prover, [], planned=False)
+        if lane.thread is None:
             lane.thread = threading.Thread(target=self._run_lane, args=(lane,), daemon=True)
             lane.thread.start()
         self._lanes.move_to_end(task.key)
@@ -340,20 +303,28 @@ class LocalChecker:
         return lane
 
     def _run_lane(self, lane: _Lane) -> None:
-        failure: Outcome | None = None
+        failure: BaseException | None = None
         try:
-            warm = self._shared_of(lane.prover).get()
+            shared = self._shared_of(lane.prover).get()
             answer = lambda a, o: self._answer(lane, a, o)  # noqa: E731
-            checker = registry.make_checker(lane.prover, self.settings, answer, self.on_event, warm)
-            checker.run(lane.stream(), [])
-        except BaseException as exc:  # the attempts of this context get it as their ERROR
-            failure = checker_failure(exc)
+            checker = registry.make_checker(
+                lane.prover, self.settings, answer, self.on_event, shared
+            )
+            checker.run(lane.stream(), lane.problems)
+        except BaseException as exc:  # the attempts of this lane fail with it
+            failure = exc
         with self._cond:
             self._end(lane)
-            left = list(lane.tasks)
-        for attempt in left:
-            why = failure or Outcome(Verdict.ERROR, Stage.CHECK, 0.0, "the checker stopped")
-            self._answer(lane, attempt, why)
+            left = list(lane.tasks.values())
+            lane.tasks.clear()
+        for task in left:
+            if failure is not None and task.raises:
+                self._finish(task, failure)
+            elif failure is not None:
+                self._finish(task, checker_failure(failure))  # type: ignore[arg-type]
+            else:
+                stopped = Outcome(Verdict.ERROR, Stage.CHECK, 0.0, "the checker stopped")
+                self._finish(task, stopped)
 
     def _answer(self, lane: _Lane, attempt: Attempt, outcome: Outcome) -> None:
         with self._cond:
@@ -363,19 +334,24 @@ class LocalChecker:
             lane.last_used = time.monotonic()
         self._finish(task, outcome)
 
-    def _finish(self, task: _Task, outcome: Outcome) -> None:
+    def _finish(self, task: _Task, result: Outcome | BaseException) -> None:
         with self._cond:
             self._running -= 1
             self._cond.notify_all()
-        task.future.set_result(fence_hint(task.job.attempt.proof, outcome))
+        if isinstance(result, BaseException):
+            task.future.set_exception(result)
+        else:
+            task.future.set_result(result)
 
     def _end(self, lane: _Lane) -> None:
-        """Close a context (called with the lock held): no attempt is sent to it again."""
+        """Close a lane (called with the lock held): no attempt is sent to it again."""
         if not lane.ended:
             lane.ended = True
             lane.jobs.put(None)
         if self._lanes.get(lane.key) is lane:
             del self._lanes[lane.key]
+        if lane.planned:  # its problems' later attempts get lanes of their contexts
+            self._planned = {pid: k for pid, k in self._planned.items() if k != lane.key}
 
     def _shared_of(self, prover: str) -> _Shared:
         with self._cond:
@@ -399,7 +375,7 @@ class LocalChecker:
             time.sleep(TICK)
 
     def _idle(self) -> list[_Lane]:
-        return [lane for lane in self._lanes.values() if not lane.tasks]
+        return [lane for lane in self._lanes.values() if not lane.tasks and not lane.planned]
 
     def _evict_idle(self) -> None:
         now = time.monotonic()
@@ -422,29 +398,43 @@ class LocalChecker:
             self._memory_mb = descendants_mb()
 
 
-_FENCE = re.compile(r"^[ \t]*(```|~~~)", re.MULTILINE)
-FENCE_HINT = (
-    "the proof still holds a ``` fence, as a model's raw output does: check it with "
-    'extract=True (the service: "extract": true), or send the proof alone; '
-)
+def check_all(
+    jobs: Iterable[Job],
+    problems: Iterable[Problem],
+    settings: CheckSettings,
+    on_result: ResultCallback,
+    on_event: EventCallback = lambda _msg: None,
+    warm: Mapping[str, SharedProcess] | None = None,
+    remote: Remote | None = None,
+) -> None:
+    """Check every job as one planned batch of `problems` (jobs may be produced while
+    checking goes on); `on_result` gets each verdict, one call at a time. It raises what
+    stops a prover's checker (the prover is missing) or `on_result`, once the attempts
+    sent are done; the jobs after it are not sent, and nothing more is recorded. A
+    problem of a prover proofeval cannot check is an InputError before anything runs."""
+    problems = list(problems)
+    for prover in sorted({p.prover for p in problems}):
+        error = registry.check_error(prover)
+        if error is not None:
+            raise InputError(error)
+    failures: list[BaseException] = []
+    lock = threading.Lock()
 
+    def record(job: Job, future: Future[Outcome]) -> None:
+        with lock:
+            if failures:
+                return
+            try:
+                on_result(job.attempt, future.result())
+            except BaseException as exc:  # raised below, once the engine has closed
+                failures.append(exc)
 
-def fence_hint(proof: str, outcome: Outcome) -> Outcome:
-    """`outcome`, its message saying to extract when a precheck ERROR is on text that
-    still holds a Markdown fence (raw model output sent as a proof)."""
-    if outcome.verdict is Verdict.ERROR and outcome.stage is Stage.PRECHECK:
-        if _FENCE.search(proof):
-            return replace(outcome, message=FENCE_HINT + outcome.message)  # first: kept whole
-    return outcome
-
-
-def _pairs(items: Iterable[Item]) -> list[Item]:
-    pairs = []
-    for item in items:
-        if not (isinstance(item, Sequence) and len(item) == 2):
-            raise InputError("each item is a (problem, proof) pair")
-        p, proof = item
-        if not isinstance(p, Problem) or not isinstance(proof, str):
-            raise InputError("each item is a (Problem, str) pair")
-        pairs.append((p, proof))
-    return pairs
+    with Engine(settings, warm=warm, on_event=on_event, remote=remote) as engine:
+        engine.plan(problems)
+        for job in jobs:
+            if failures:
+                break
+            future = engine.submit(job, raises=True)
+            future.add_done_callback(lambda f, j=job: record(j, f))
+    if failures:
+        raise failures[0]
