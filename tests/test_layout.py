@@ -14,6 +14,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "proofeval"
 README = PACKAGE.parents[1] / "README.md"
+DOCS = sorted((PACKAGE.parents[1] / "docs").glob("*.md"))
 
 # Each unit (a module at the top or a subpackage) may import only units of lower layers.
 LAYERS: list[set[str]] = [
@@ -192,9 +193,11 @@ def test_the_package_top_holds_at_most_ten_modules() -> None:
     assert len(top) <= TOP_LEVEL_AT_MOST, top
 
 
-def test_every_public_import_in_the_readme_works() -> None:
-    lines = re.findall(r"^(?:from proofeval[\w.]* import [\w, ]+|import proofeval[\w.]*)$",
-                       README.read_text(), flags=re.M)  # fmt: skip
+def test_every_public_import_in_the_readme_and_the_docs_works() -> None:
+    text = "\n".join(path.read_text() for path in [README, *DOCS])
+    lines = re.findall(r"^ *(?:from proofeval[\w.]* import [\w, ]+|import proofeval[\w.]*)$",
+                       text, flags=re.M)  # fmt: skip
+    lines = sorted({line.strip() for line in lines})
     lines += ["from proofeval import Checker", "from proofeval.client import CheckClient"]
     done = subprocess.run([sys.executable, "-c", "\n".join(lines)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

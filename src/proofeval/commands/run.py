@@ -73,7 +73,7 @@ def add_repair_options(p: argparse.ArgumentParser) -> None:
         "--repair-template",
         metavar="FILE",
         help="a Jinja2 file for the repair prompt (default: the built-in 'repair'; its "
-        "variables are listed in the README)",
+        "variables are listed in docs/evaluate.md)",
     )
 
 
