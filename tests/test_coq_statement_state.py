@@ -27,6 +27,8 @@ from tests.coq_chains import CHAINS
 if shutil.which("coqtop") is None:
     pytest.skip("Coq is not installed (make install)", allow_module_level=True)
 
+pytestmark = pytest.mark.coq
+
 HEADER = "Require Import Arith Lia NArith.\n"
 THM = "Theorem thm : forall n : nat, n + 0 = n."
 
@@ -115,6 +117,14 @@ def test_a_statement_leaves_nothing_behind(session: CoqSession) -> None:
     for name in ["leaked", "leaked2", "ltac_gen_subproof", "leak"]:
         used = check(session, "thm", f"{THM}\nProof. pose proof {name}. intros; lia. Qed.")
         assert used.verdict is Verdict.FAIL, (name, used)
+
+
+def test_a_statement_is_one_command(session: CoqSession) -> None:
+    """What follows a statement is never run, and the statement is refused rather than its
+    every answer judged CHEATING for commands the answer did not write."""
+    for i, statement in enumerate([HOSTILE["commands after the statement"], f"{THM}\n{THM}"]):
+        assert elaborate(session, statement, f"two{i}").startswith("not one statement"), i
+    assert elaborate(session, f"{THM} (* a comment. *)", "thm") == ""
 
 
 def test_a_statement_that_does_not_end_is_stopped_and_the_coqtop_serves_on(
