@@ -25,6 +25,8 @@ from tests.coq_chains import CHAINS
 if shutil.which("coqtop") is None:
     pytest.skip("Coq is not installed (make install)", allow_module_level=True)
 
+pytestmark = pytest.mark.coq
+
 HEADER = "Require Import Arith Lia NArith.\n"
 STATEMENT = "Theorem thm : forall n : nat, n + 0 = n."
 
