@@ -9,6 +9,7 @@ from pathlib import Path
 
 from proofeval.errors import InputError, read_text
 from proofeval.loaders import (
+    minif2f_hollight,
     minif2f_rocq,
     native_jsonl,
     rocq_cases,
@@ -27,7 +28,8 @@ LAYOUTS = (
     "(PutnamBench's coq/ or coq/src/); a Rocq tree with a case manifest (cases.txt or "
     "cases.json at its root, or any file given by --manifest); NTP4VC as published (its "
     "test_set.rocq.lst, libraries from its dune files); miniF2F-rocq (a directory "
-    "with test/ and valid/ of .v files); verification conditions `build why3` or "
+    "with test/ and valid/ of .v files); miniF2F's HOL Light (test/ and valid/ of .ml "
+    "files, each `let name = `term`;;`); verification conditions `build why3` or "
     "`build frama-c` wrote; a .jsonl file of problems (proofeval's own or NeMo-Skills')"
 )
 
@@ -86,6 +88,8 @@ def _directory(path: Path, selection: Selection) -> Benchmark:
         return Benchmark(name, problems, answers, path)
     if minif2f_rocq.is_minif2f_rocq(path):
         return Benchmark(name, minif2f_rocq.load(path, name), [], path)
+    if minif2f_hollight.is_minif2f_hollight(path):
+        return Benchmark(name, minif2f_hollight.load(path, name), [], path)
     root = rocq_tree.tree_root(path)
     if root is not None:
         rocq_tree.check_scheme(selection.categories)
