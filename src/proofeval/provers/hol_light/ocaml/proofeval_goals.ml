@@ -128,12 +128,29 @@ module Proofeval_goals = struct
 
   (* ---- in the session's process: rebuilt through the kernel, trusting nothing ---- *)
 
-  let decode (text : string) : sgoal list =
+  (* Rebuilding runs where no deadline can interrupt it (the session's process, or the
+     context's for a statement), so its cost is bounded here. The kernel compares types
+     with OCaml's structural equality (mk_mconst's `type_of con = ty`), which does not
+     share: a type made with sharing in n records may have 2^n nodes. Such a type is
+     refused; every other record costs at most a walk of the terms and types before it,
+     and the CPU clock is read after each. *)
+  let max_type_nodes = 1 lsl 20
+
+  exception Too_costly of string
+
+  let decode_within (budget : float) (text : string) : sgoal list =
+    let stop = Sys.time () +. budget in
     let tys = Hashtbl.create 64 and tms = Hashtbl.create 1024 and goals = ref [] in
-        let fresh table n v =
+    let sizes = Hashtbl.create 64 in
+    let fresh table n v =
       let i = number n in
       if Hashtbl.mem table i then failwith ("record " ^ n ^ " twice") else Hashtbl.add table i v in
     let ty = get tys "type" and tm = get tms "term" in
+    let sized n args =
+      let size = List.fold_left (fun acc a -> acc + Hashtbl.find sizes (number a)) 1 args in
+      if size > max_type_nodes then
+        raise (Too_costly (Printf.sprintf "a type of more than %d nodes" max_type_nodes));
+      Hashtbl.replace sizes (number n) size in
     let constants = Hashtbl.create 64 in
     let constant name y =
       try Hashtbl.find constants (name, y) with Not_found ->
@@ -146,9 +163,9 @@ module Proofeval_goals = struct
       | _ -> failwith "malformed goal" in
     let record line =
       match String.split_on_char ' ' line with
-      | [ "Y"; n; "V"; name ] -> fresh tys n (mk_vartype (unhex name))
+      | [ "Y"; n; "V"; name ] -> fresh tys n (mk_vartype (unhex name)); sized n []
       | "Y" :: n :: "A" :: name :: k :: args when List.length args = count_of k ->
-          fresh tys n (mk_type (unhex name, List.map ty args))
+          fresh tys n (mk_type (unhex name, List.map ty args)); sized n args
       | [ "M"; n; "V"; name; y ] -> fresh tms n (mk_var (unhex name, ty y))
       | [ "M"; n; "C"; name; y ] -> fresh tms n (constant name y)
       | [ "M"; n; "A"; f; x ] -> fresh tms n (mk_comb (tm f, tm x))
@@ -158,11 +175,18 @@ module Proofeval_goals = struct
     let lines = String.split_on_char '\n' text in
     List.iteri
       (fun i line ->
+        if Sys.time () > stop then
+          raise (Too_costly (Printf.sprintf "more than %gs of CPU" budget));
         if line <> "" then
           try record line with Failure why | Invalid_argument why ->
             failwith (Printf.sprintf "record %d: %s" (i + 1) why))
       lines;
     List.rev !goals
+
+  (* The goals, or Error why they cost too much to rebuild within [budget] CPU seconds;
+     Failure if the records are not well-formed goals. *)
+  let decode budget text =
+    try Ok (decode_within budget text) with Too_costly why -> Error why
 
   (* ---- a statement: one term, sent as a goal with no hypotheses ---- *)
 
@@ -170,8 +194,11 @@ module Proofeval_goals = struct
     if type_of t <> bool_ty then failwith ("its type is " ^ string_of_type (type_of t))
     else encode (start t)
 
-  let decode_term (text : string) : term =
-    match decode text with [ ([], t) ] -> t | _ -> failwith "not one term"
+  let decode_term budget (text : string) =
+    match decode budget text with
+    | Ok [ ([], t) ] -> Ok t
+    | Ok _ -> failwith "not one term"
+    | Error why -> Error why
 
   (* ---- search, in a confined child ---- *)
 

@@ -22,7 +22,9 @@ type ('term, 'thm, 'tac) hol = {
       (* Failure: the steps do not replay; any other exception: they ended too soon *)
   parse_term : string -> 'term;  (* HOL Light's parser: only ever called in a child *)
   encode_term : 'term -> string;  (* records, in the child (see proofeval_goals.ml) *)
-  decode_term : string -> 'term;  (* rebuilt through the kernel; Failure if they do not *)
+  decode_term : float -> string -> ('term, string) result;
+      (* rebuilt through the kernel within so many CPU seconds, or Error why it would cost
+         more; Failure if the records do not rebuild *)
 }
 
 (* Text made into a value of the expected type (the type checker, not us, guarantees
@@ -418,6 +420,10 @@ type ('term, 'thm, 'tac) server = {
 
 let not_a_term = "a statement is the text of one HOL term in backquotes, never code"
 
+(* What rebuilding a child's terms here may spend (CPU seconds): what is left of the
+   limit, or a tenth of it if less is left. *)
+let rebuild_budget limits deadline = Float.max (deadline -. now ()) (0.1 *. limits.timeout)
+
 (* The parsed statement may be as large as this (in records). *)
 let statement_reply_limit = 64 * 1048576
 
@@ -446,8 +452,9 @@ let statement hol limits ~server_fd text =
       | `Eof data, status -> (
           match decode data with
           | [ "term"; records ] -> (
-              match hol.decode_term records with
-              | t -> Ok t
+              match hol.decode_term (rebuild_budget limits deadline) records with
+              | Ok t -> Ok t
+              | Error why -> Error ("the parsed statement costs too much to rebuild: " ^ why)
               | exception (Failure why | Invalid_argument why) ->
                   Error ("the parsed statement does not rebuild: " ^ one_line why))
           | [ "error"; why ] -> Error ("the statement does not parse as a formula: " ^ one_line why)

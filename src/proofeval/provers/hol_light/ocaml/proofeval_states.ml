@@ -14,7 +14,9 @@ type ('term, 'tac, 'st) goals = {
   count : 'st -> int;
   show : 'st -> string list;  (* each goal as the prover prints it *)
   encode : 'st -> string;  (* in the child *)
-  decode : string -> 'st;  (* here; Failure if the text is not well-formed goals *)
+  decode : float -> string -> ('st, string) result;
+      (* here, within so many CPU seconds (else Error why); Failure if the text is not
+         well-formed goals *)
   snapshot : unit -> unit -> bool;  (* whether the axioms changed since *)
   find_theorems : 'term -> int -> string list;
 }
@@ -130,10 +132,13 @@ let apply g engine table ~server_fd from id timeout memory_mb tactic =
       match outcome with
       | `Failed fields, spent -> ("failed" :: fields) @ [ spent ]
       | `Done (made :: encoded :: shown), spent -> (
-          match g.decode encoded with
-          | st' ->
+          match g.decode (Proofeval_server.rebuild_budget limits deadline) encoded with
+          | Ok st' ->
               Hashtbl.replace table id st';
               "applied" :: made :: spent :: string_of_int (g.count st') :: shown
+          | Error why ->
+              [ "failed"; "ERROR"; "check"; one_line ("the new goals cost too much to rebuild: " ^ why);
+                spent ]
           | exception (Failure why | Invalid_argument why) ->
               [ "failed"; "CHEATING"; "check"; one_line ("the new goals do not rebuild: " ^ why);
                 spent ])
