@@ -27,8 +27,8 @@ from pathlib import Path
 from cpu import tree_cpu
 from tests.openai_stub import StubServer
 
-from proofeval.commands.agent_tools import AgentToolbox
-from proofeval.commands.mcp_tools import Limits
+from proofeval.agents.toolbox import AgentToolbox
+from proofeval.agents.tools import Limits
 from proofeval.commands.repair_judge import CheckerJudge
 from proofeval.generate.client import SamplingSettings
 from proofeval.loaders import load_benchmark

@@ -22,6 +22,8 @@ from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
 from proofeval.runs.check import CheckOptions, run_check
 
+pytestmark = pytest.mark.coq
+
 COQ_HEADER = "Require Import Arith Lia NArith."
 HOL_HEADER = "let DOUBLE = new_definition `DOUBLE n = n + n`;;\n"
 HOL_SPIN = "(let rec spin (g : goal) : goalstate = spin g in spin)"
@@ -219,8 +221,7 @@ def closed_down_to(checker: Checker, contexts: int) -> bool:
 
 def warm(checker: Checker) -> list[str]:
     """The keys of the checker's warm contexts, least recently used first."""
-    with checker._cond:
-        return list(checker._lanes)
+    return checker.engine.contexts()
 
 
 def test_checker_is_importable_from_the_package() -> None:

@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"loaders", "report", "states"},
     {"checking"},
     {"builders", "runs", "grading", "scale"},
-    {"baselines"},
+    {"baselines", "agents"},
     {"commands"},
     {"cli", "api", "client", "__init__"},
 ]

@@ -14,9 +14,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from mcp import Client, StdioServerParameters
 
-from proofeval.commands.mcp_tools import Limits, Tools, build_server, serve_stdio
+from proofeval.agents.mcp_server import build_server, serve_stdio
+from proofeval.agents.tools import Limits, Tools
 from proofeval.loaders import load_benchmark
 from proofeval.model import Verdict
 from proofeval.provers.hol_light.server import WarmProcess
@@ -26,6 +28,8 @@ from proofeval.scale.states import States
 from proofeval.states import Budget
 from proofeval.store import RunStore
 from tests.conftest import FORALL
+
+pytestmark = pytest.mark.service
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "Require Import Arith Lia."

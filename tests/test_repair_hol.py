@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from proofeval.commands.agent_tools import AgentToolbox
-from proofeval.commands.mcp_tools import Limits
+from proofeval.agents.toolbox import AgentToolbox
+from proofeval.agents.tools import Limits
 from proofeval.commands.repair_judge import CheckerJudge
 from proofeval.generate.client import SamplingSettings
 from proofeval.model import Problem

@@ -25,6 +25,7 @@ from proofeval.commands import (
     validate,
 )
 from proofeval.errors import CheckerError, InputError
+from proofeval.runs.manifest import version
 
 COMMANDS = (
     run,
@@ -47,11 +48,24 @@ COMMANDS = (
 )
 
 
+class _Version(argparse.Action):
+    """--version: proofeval's version and source revision (found only when asked)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        help_text = "print proofeval's version and source revision, and exit"
+        super().__init__(option_strings, argparse.SUPPRESS, nargs=0, help=help_text)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object) -> None:
+        print(version())
+        parser.exit()
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="proofeval",
         description="Check machine-generated proofs in the real prover and report pass rates.",
     )
+    p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.configure(sub)
@@ -60,6 +74,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what a run records it was
     try:
         return args.handler(args)
     except InputError as exc:

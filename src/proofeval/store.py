@@ -59,6 +59,8 @@ SCHEMA = (
         problem_id TEXT NOT NULL, sample INTEGER NOT NULL, step INTEGER NOT NULL,
         kind TEXT NOT NULL, body TEXT NOT NULL, seconds REAL NOT NULL,
         PRIMARY KEY (problem_id, sample, step))""",
+    # What produced the run (runs/manifest.py): JSON values by name.
+    "CREATE TABLE IF NOT EXISTS run_info (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
 
 RECORD_GENERATION = "INSERT OR REPLACE INTO generations VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -397,6 +399,17 @@ class RunStore:
         return [
             (pid, s, step, kind, json.loads(body), sec) for pid, s, step, kind, body, sec in rows
         ]
+
+    def set_info(self, key: str, value: object) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO run_info VALUES (?, ?)", (key, json.dumps(value)))
+
+    def info(self) -> dict[str, object]:
+        """What produced the run, by name (see runs/manifest.py); empty for a run that
+        recorded none (made by `check` from answers, or by an older proofeval)."""
+        with self._lock:
+            rows = self._db.execute("SELECT key, value FROM run_info ORDER BY key").fetchall()
+        return {key: json.loads(value) for key, value in rows}
 
     def close(self) -> None:
         with self._lock:

@@ -38,23 +38,38 @@ class TimeoutPolicy:
         return self.per_category.get(problem.category, self.default)
 
 
+def policy_files(
+    benchmark_source: Path, timeout_map: Path | None, timeouts: Path | None
+) -> tuple[Path | None, Path | None]:
+    """The per-problem and per-category files a policy is read from: those given, else
+    those of their names beside the problems where they exist."""
+    beside = benchmark_source if benchmark_source.is_dir() else benchmark_source.parent
+    found = [
+        given or (implicit if implicit.is_file() else None)
+        for given, implicit in (
+            (timeout_map, beside / MAP_NAME),
+            (timeouts, beside / CATEGORIES_NAME),
+        )
+    ]
+    return found[0], found[1]
+
+
 def load_policy(
     benchmark_source: Path, timeout_map: Path | None, timeouts: Path | None, default: float
 ) -> TimeoutPolicy:
     """The policy from the given files, or from the files of those names beside the problems."""
-    beside = benchmark_source if benchmark_source.is_dir() else benchmark_source.parent
-    map_json = _load(timeout_map, beside / MAP_NAME)
-    categories_json = _load(timeouts, beside / CATEGORIES_NAME)
+    map_file, categories_file = policy_files(benchmark_source, timeout_map, timeouts)
+    map_json = _load(map_file)
+    categories_json = _load(categories_file)
     per_problem = {} if map_json is None else _per_problem(map_json)
     per_category = {} if categories_json is None else _per_category(categories_json)
     return TimeoutPolicy(per_problem, per_category, default)
 
 
-def _load(explicit: Path | None, implicit: Path) -> tuple[Path, object] | None:
-    """(path, parsed JSON) of the explicit file, else of the implicit one if it exists."""
-    if explicit is None and not implicit.is_file():
+def _load(path: Path | None) -> tuple[Path, object] | None:
+    """(path, parsed JSON) of the file, if there is one."""
+    if path is None:
         return None
-    path = implicit if explicit is None else explicit
     try:
         return path, json.loads(read_text(path))
     except json.JSONDecodeError as exc:

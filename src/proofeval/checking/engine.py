@@ -246,6 +246,11 @@ class Engine:
             contexts = len(self._lanes) if self._remote is None else self._remote.contexts()
             return Stats(queued, self._running, contexts, self._memory_mb)
 
+    def contexts(self) -> list[str]:
+        """The keys (context_key) of the warm context lanes, least recently used first."""
+        with self._cond:
+            return [lane.key for lane in self._lanes.values() if not lane.planned]
+
     def close(self) -> None:
         """Finish what was submitted, then stop every prover process."""
         with self._cond:

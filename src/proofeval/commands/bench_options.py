@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from proofeval.commands.options import positive
 from proofeval.loaders import LAYOUTS, Selection
 
 BENCH_HELP = f"the benchmark: {LAYOUTS}"
@@ -27,6 +28,12 @@ def add_benchmark_options(p: argparse.ArgumentParser) -> None:
         "NTP4VC's test_set.rocq.lst names them); a pattern that matches nothing is an error",
     )
     p.add_argument(
+        "--limit",
+        type=positive(int),
+        metavar="N",
+        help="only the first N problems (after --only), in the benchmark's order",
+    )
+    p.add_argument(
         "--categories",
         default="directory",
         metavar="SCHEME",
@@ -37,4 +44,4 @@ def add_benchmark_options(p: argparse.ArgumentParser) -> None:
 
 
 def selection(args: argparse.Namespace) -> Selection:
-    return Selection(args.manifest, tuple(args.only or ()), args.categories)
+    return Selection(args.manifest, tuple(args.only or ()), args.categories, args.limit)

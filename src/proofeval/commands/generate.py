@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from proofeval.commands.bench_options import BENCH_HELP, add_benchmark_options, selection
 from proofeval.commands.options import positive
 from proofeval.generate.client import SamplingSettings
 from proofeval.generate.prompts import BUILTIN
@@ -22,11 +23,8 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "--out asks only for what is missing. Writes the answers as JSONL for "
         "`proofeval check --answers`.",
     )
-    p.add_argument(
-        "problems",
-        type=Path,
-        help="a benchmark: a directory in the s2n-bignum-bench layout or a .jsonl file",
-    )
+    p.add_argument("problems", type=Path, help=BENCH_HELP)
+    add_benchmark_options(p)
     p.add_argument(
         "--out",
         type=Path,
@@ -219,6 +217,7 @@ def run(args: argparse.Namespace) -> int:
         template=args.template,
         extraction=extraction(args),
         answers_out=args.answers_out,
+        selection=selection(args),
     )
     summary = run_generate(opts)
     print(

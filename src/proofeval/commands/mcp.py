@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from proofeval.commands.bench_options import BENCH_HELP, add_benchmark_options, selection
 from proofeval.commands.options import add_checker_options, checker_settings, positive
 from proofeval.errors import InputError
 
@@ -20,7 +21,8 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "proof. Every call and result is appended to RUN_DIR/mcp-calls.jsonl; submitted "
         "proofs are checked by the ordinary checker and kept in RUN_DIR's store.",
     )
-    p.add_argument("problems", type=Path, help="a benchmark directory or .jsonl file")
+    p.add_argument("problems", type=Path, help=BENCH_HELP)
+    add_benchmark_options(p)
     p.add_argument("--out", type=Path, required=True, metavar="RUN_DIR", help="run directory")
     p.add_argument(
         "--max-checks",
@@ -57,13 +59,14 @@ def configure(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from proofeval.commands.mcp_tools import Limits, Tools, build_server, serve_stdio
+    from proofeval.agents.mcp_server import build_server, serve_stdio
+    from proofeval.agents.tools import Limits, Tools
     from proofeval.loaders import load_benchmark
     from proofeval.scale.api import Checker
     from proofeval.scale.states import States
     from proofeval.states import Budget
 
-    bench = load_benchmark(args.problems)
+    bench = load_benchmark(args.problems, selection(args))
     if not bench.problems:
         raise InputError(f"{args.problems}: no problems")
     settings = checker_settings(args)

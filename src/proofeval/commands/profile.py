@@ -14,6 +14,7 @@ from proofeval.builders.profile import (
     timeout_map,
     write_timeout_map,
 )
+from proofeval.commands.bench_options import add_benchmark_options, selection
 from proofeval.commands.options import add_checker_options, checker_settings, positive
 from proofeval.console import say
 from proofeval.loaders import load_benchmark
@@ -33,6 +34,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "kept beside each timeout_sec.",
     )
     p.add_argument("problems", type=Path, help="a benchmark with reference proofs")
+    add_benchmark_options(p)
     p.add_argument("--runs", type=positive(int), default=3, help="runs per proof (default 3)")
     p.add_argument(
         "--out",
@@ -58,7 +60,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, warm: dict[str, SharedProcess] | None = None) -> int:
     """`warm`: a ready process per prover to reuse (default: start them)."""
-    bench = load_benchmark(args.problems)
+    bench = load_benchmark(args.problems, selection(args))
     policy = load_policy(args.problems, args.timeout_map, args.timeouts, args.timeout)
     rule = TimeoutRule(
         args.short_below,

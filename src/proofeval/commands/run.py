@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from proofeval.commands.agent_tools import add_agent_options, run_agentic
+from proofeval.commands.agent import add_agent_options, run_agentic
+from proofeval.commands.bench_options import BENCH_HELP, add_benchmark_options, selection
 from proofeval.commands.generate import (
     add_extraction_options,
     add_sampling_options,
@@ -37,11 +38,8 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "only what is missing. Prints the per-category table with pass@k at the end; "
         "`proofeval report RUN_DIR` prints it again, or as JSON, CSV or HTML.",
     )
-    p.add_argument(
-        "problems",
-        type=Path,
-        help="a benchmark: a directory in the s2n-bignum-bench layout or a .jsonl file",
-    )
+    p.add_argument("problems", type=Path, help=BENCH_HELP)
+    add_benchmark_options(p)
     p.add_argument(
         "--out",
         type=Path,
@@ -98,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         timeout_map=args.timeout_map,
         timeouts=args.timeouts,
         settings=checker_settings(args),
+        command=tuple(getattr(args, "argv", ())),
+        selection=selection(args),
     )
     if args.agent:
         if args.rounds:

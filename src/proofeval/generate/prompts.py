@@ -57,15 +57,22 @@ def variables(problem: Problem) -> dict[str, str]:
     }
 
 
-@lru_cache(maxsize=32)
-def renderer(spec: str) -> Renderer:
-    """A function from problem to prompt for a built-in name or a template file (cached)."""
+def template_text(spec: str) -> tuple[Path, str]:
+    """The file and text of a built-in template's name or a template file."""
     if spec in BUILTIN:
-        return _jinja(TEMPLATES / f"{spec}.j2", read_text(TEMPLATES / f"{spec}.j2"))
+        return TEMPLATES / f"{spec}.j2", read_text(TEMPLATES / f"{spec}.j2")
     path = Path(spec)
     if not path.exists():
         raise InputError(f"no such template: {spec} (built-in templates: {', '.join(BUILTIN)})")
-    text = read_text(path)
+    return path, read_text(path)
+
+
+@lru_cache(maxsize=32)
+def renderer(spec: str) -> Renderer:
+    """A function from problem to prompt for a built-in name or a template file (cached)."""
+    path, text = template_text(spec)
+    if spec in BUILTIN:
+        return _jinja(path, text)
     if PLACEHOLDERS[0] in text:
         return lambda problem: _placeholders(text, problem)
     return _jinja(path, text)

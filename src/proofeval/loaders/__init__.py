@@ -47,19 +47,34 @@ class Benchmark:
 @dataclass(frozen=True)
 class Selection:
     """How to read a benchmark beyond its path: a manifest of any name, the ids or globs
-    to keep (`--only`), and how a plain Rocq tree's cases get their categories."""
+    to keep (`--only`), how a plain Rocq tree's cases get their categories, and how many
+    of the problems left to keep (`--limit`)."""
 
     manifest: Path | None = None
     only: tuple[str, ...] = ()
     categories: str = "directory"
+    limit: int | None = None  # `--limit N`: the first N problems (after --only), in order
 
 
 def load_benchmark(path: Path, selection: Selection = Selection()) -> Benchmark:
     """The benchmark at `path` (see LAYOUTS), with `selection` applied."""
     bench = _load(path, selection)
     if selection.only:
-        return _select(bench, only_patterns(selection.only))
+        bench = _select(bench, only_patterns(selection.only))
+    if selection.limit is not None and selection.limit < len(bench.problems):
+        bench = _first(bench, selection.limit)
     return bench
+
+
+def _first(bench: Benchmark, limit: int) -> Benchmark:
+    """`bench` with its first `limit` problems, in the benchmark's own order."""
+    kept = bench.problems[:limit]
+    keep = {p.id for p in kept}
+    left = frozenset(p.id for p in bench.problems[limit:])
+    answers = [a for a in bench.answers if a.problem_id in keep]
+    return Benchmark(
+        bench.name, kept, answers, bench.source, bench.skipped, bench.unselected | left
+    )
 
 
 def _load(path: Path, selection: Selection) -> Benchmark:

@@ -20,7 +20,13 @@ from proofeval.report import plots
 from proofeval.report.rounds import rounds_html
 from proofeval.report.run_data import RunData
 from proofeval.report.table import HEADER, category_table
-from proofeval.report.terminal import comparison_lines, pass_columns, percent, summary_lines
+from proofeval.report.terminal import (
+    comparison_lines,
+    pass_columns,
+    percent,
+    provenance_lines,
+    summary_lines,
+)
 from proofeval.store import ResultRow
 
 CSS = """
@@ -147,7 +153,8 @@ def render(runs: Sequence[RunData]) -> str:
 
 def _run_line(label: str, run: RunData, count: int) -> str:
     prefix = f"{label}: " if count > 1 else ""
-    return f'<p class="run">{escape(prefix + str(run.path))}</p>'
+    lines = "".join(f"<br>{escape(line)}" for line in provenance_lines(run.info))
+    return f'<p class="run">{escape(prefix + str(run.path))}{lines}</p>'
 
 
 def _card(label: str, value: str, detail: str = "") -> str:

@@ -72,6 +72,7 @@ def run_document(run: RunData) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "run": str(run.path),
+        "produced_by": run.info,
         **breakdown_document(m.overall),
         "unevaluated_problems": list(m.unevaluated),
         "ks": list(m.ks),

@@ -20,6 +20,7 @@ class RunData:
     results: list[ResultRow]
     generations: list[Generation]
     feedback: list[tuple[str, int, dict]] = field(default_factory=list)  # store.all_feedback
+    info: dict[str, object] = field(default_factory=dict)  # what produced it (store.info)
 
     @cached_property
     def metrics(self) -> RunMetrics:
@@ -44,6 +45,7 @@ def load_run(run_dir: Path) -> RunData:
             store.results(),
             store.generations(),
             store.all_feedback(),
+            store.info(),
         )
     finally:
         store.close()

@@ -37,9 +37,36 @@ def pass_columns(metrics: RunMetrics) -> list[Column]:
 
 
 def format_run(run: RunData) -> str:
-    """The paper table with a pass@k column per reportable k, then the summary lines."""
+    """What produced the run, the paper table with a pass@k column per reportable k, then
+    the summary lines."""
     table = format_table(category_table(run.results, run.problems), pass_columns(run.metrics))
-    return "\n".join([table, "", *summary_lines(run.metrics)])
+    head = provenance_lines(run.info)
+    return "\n".join([*head, *([""] if head else []), table, "", *summary_lines(run.metrics)])
+
+
+def provenance_lines(info: dict[str, object]) -> list[str]:
+    """What produced a run (runs/manifest.py), in a few lines; none for a run that kept
+    no record of it (checked from an answers file, or by an older proofeval)."""
+    ident, about = info.get("identity"), info.get("provenance")
+    if not isinstance(ident, dict) or not isinstance(about, dict):
+        return []
+    sampled = ", ".join(
+        f"{key} {ident[key]}"
+        for key in ("temperature", "top_p", "max_tokens", "reasoning_effort")
+        if ident.get(key) is not None
+    )
+    template = f"{ident['template']} (sha256 {str(ident['template_sha256'])[:12]})"
+    resumed = info.get("resumed")
+    times = f"started {about['started']}, ended {info.get('ended', '(not finished)')}"
+    if isinstance(resumed, list) and resumed:
+        times += f", resumed {len(resumed)}x"
+    return [
+        f"model: {ident['model']} at {ident['endpoint']}" + (f"; {sampled}" if sampled else ""),
+        f"template: {template}; timeout {ident['timeout']} s; replay {ident['replay']}",
+        f"checked by: {'; '.join(map(str, about['provers'])) or '(no prover recorded)'}",
+        f"{about['proofeval']}; {times}",
+        f"command: {about['command']}",
+    ]
 
 
 def summary_lines(metrics: RunMetrics) -> list[str]:

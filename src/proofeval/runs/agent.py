@@ -29,7 +29,7 @@ from proofeval.generate.chat import ChatClient, ChatTurn, ToolCall
 from proofeval.generate.client import SamplingSettings
 from proofeval.generate.prompts import render
 from proofeval.generate.reply import MalformedReply
-from proofeval.loaders import load_benchmark
+from proofeval.loaders import Selection, load_benchmark
 from proofeval.model import Attempt, Generation, Outcome, Problem, Stage, Verdict
 from proofeval.provers.registry import supported
 from proofeval.store import RunStore
@@ -45,7 +45,7 @@ INSTRUCTIONS = (
 
 
 class Toolbox(Protocol):
-    """The tools of one conversation about one problem (commands/agent_tools.py)."""
+    """The tools of one conversation about one problem (agents/toolbox.py)."""
 
     def specs(self) -> list[dict]: ...
 
@@ -71,6 +71,7 @@ class AgentOptions:
     sampling: SamplingSettings
     budget: AgentBudget = AgentBudget()
     template: str | None = None
+    selection: Selection = Selection()  # --only, --limit
 
 
 @dataclass
@@ -87,7 +88,9 @@ class _Spent:
 
 def run_agent(opts: AgentOptions, toolbox: Callable[[Problem], Toolbox]) -> int:
     """A conversation for each (problem, sample) without a verdict; how many ran."""
-    problems = [p for p in load_benchmark(opts.problems).problems if p.prover in supported()]
+    problems = [
+        p for p in load_benchmark(opts.problems, opts.selection).problems if p.prover in supported()
+    ]
     store = RunStore(opts.out)
     try:
         store.add_problems(problems)

@@ -21,7 +21,7 @@ from proofeval.files import write_jsonl_atomically
 from proofeval.generate.client import Generator, SamplingSettings
 from proofeval.generate.extract import Block, extract
 from proofeval.generate.prompts import render
-from proofeval.loaders import load_benchmark
+from proofeval.loaders import Selection, load_benchmark
 from proofeval.model import Attempt, Generation, Problem, Verdict
 from proofeval.store import RunStore
 
@@ -52,6 +52,7 @@ class GenerateOptions:
     template: str | None = None
     extraction: Extraction = Extraction()
     answers_out: Path | None = None
+    selection: Selection = Selection()  # --only, --limit
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def missing_requests(
 
 
 def run_generate(opts: GenerateOptions) -> GenerateSummary:
-    problems = load_benchmark(opts.problems).problems
+    problems = load_benchmark(opts.problems, opts.selection).problems
     by_id = {p.id: p for p in problems}
     store = RunStore(opts.out)
     try:

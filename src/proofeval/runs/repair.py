@@ -190,7 +190,9 @@ def run_with_repairs(
     repair completions this call asked for."""
     run_pipeline(run_opts, warm)
     problems = {
-        p.id: p for p in load_benchmark(run_opts.problems).problems if p.prover in supported()
+        p.id: p
+        for p in load_benchmark(run_opts.problems, run_opts.selection).problems
+        if p.prover in supported()
     }
     policy = load_policy(
         run_opts.problems, run_opts.timeout_map, run_opts.timeouts, run_opts.timeout

@@ -19,12 +19,13 @@ from tqdm import tqdm
 from proofeval.checking.engine import check_all
 from proofeval.console import say
 from proofeval.generate.client import Generator, SamplingSettings
-from proofeval.loaders import load_benchmark
+from proofeval.loaders import Selection, load_benchmark
 from proofeval.model import Attempt, Generation, Outcome, Problem
 from proofeval.provers.backend import SharedProcess
 from proofeval.provers.interface import CheckSettings, Job
 from proofeval.provers.registry import supported
 from proofeval.report.table import write_results_csv
+from proofeval.runs import manifest
 from proofeval.runs.check import ROUTINE, log_event, record_provers
 from proofeval.runs.generate import (
     ANSWERS_FILE,
@@ -34,7 +35,7 @@ from proofeval.runs.generate import (
     write_answers,
 )
 from proofeval.store import ResultRow, RunStore
-from proofeval.timeouts import DEFAULT_TIMEOUT, TimeoutPolicy, load_policy
+from proofeval.timeouts import DEFAULT_TIMEOUT, TimeoutPolicy, load_policy, policy_files
 
 _DONE = object()
 
@@ -50,6 +51,8 @@ class RunOptions:
     timeout_map: Path | None = None
     timeouts: Path | None = None
     settings: CheckSettings = CheckSettings()
+    command: tuple[str, ...] = ()  # the command line's arguments, for the record
+    selection: Selection = Selection()  # --only, --limit
 
 
 class Progress:
@@ -121,12 +124,13 @@ class Pipeline:
 def run_pipeline(opts: RunOptions, warm: dict[str, SharedProcess] | None = None) -> list[ResultRow]:
     """Generate what the store lacks and check every unchecked attempt; the result rows.
     `warm`: a ready process per prover to reuse (tests reuse one HOL Light core)."""
-    bench = load_benchmark(opts.problems)
+    bench = load_benchmark(opts.problems, opts.selection)
     problems = [p for p in bench.problems if p.prover in supported()]
     for prover in sorted({p.prover for p in bench.problems} - supported()):
         say(f"warning: no checker for prover {prover!r} yet: its problems are left out")
     store = RunStore(opts.out)
     try:
+        _begin(store, opts, problems)
         store.add_problems(problems)
         pipeline = Pipeline(opts, store, problems)
         earlier = _earlier_attempts(store, pipeline.problems, opts.extraction)
@@ -138,6 +142,7 @@ def run_pipeline(opts: RunOptions, warm: dict[str, SharedProcess] | None = None)
             _stream(pipeline, requests, unchecked, warm)
         rows = store.results()
         generations = [g for g in store.generations() if g.problem_id in pipeline.problems]
+        manifest.end(store)
     finally:
         store.close()
     record_provers(opts.out, problems, opts.settings)
@@ -149,6 +154,16 @@ def run_pipeline(opts: RunOptions, warm: dict[str, SharedProcess] | None = None)
     if pipeline.failure is not None:
         raise pipeline.failure
     return rows
+
+
+def _begin(store: RunStore, opts: RunOptions, problems: list[Problem]) -> None:
+    """Record what produces the run, or refuse a resume that would mix settings."""
+    extraction = (opts.extraction.block, opts.extraction.marker)
+    files = policy_files(opts.problems, opts.timeout_map, opts.timeouts)
+    wanted = manifest.identity(
+        opts.sampling, opts.template, extraction, (opts.timeout, *files), opts.settings, problems
+    )
+    manifest.begin(store, wanted, manifest.provenance(problems, opts.settings, opts.command))
 
 
 def _stream(

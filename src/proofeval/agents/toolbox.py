@@ -1,28 +1,19 @@
-"""The checker as function-calling tools for `run --agent`: the MCP server's own tools
-(commands/mcp_tools.py: check, start_state, apply_tactic, search_theorems), bound to one
+"""The agent tools (tools.py) as function-calling tools for `run --agent`, bound to one
 problem, with their descriptions and signatures as OpenAI `tools`; and a submit that ends
 the conversation with the ordinary checker's verdict (kept by runs/agent.py)."""
 
 from __future__ import annotations
 
-import argparse
 import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from proofeval.commands.mcp_tools import DESCRIPTIONS, Limits, Tools, verdict_reply
-from proofeval.commands.options import checker_settings, positive
-from proofeval.console import say
+from proofeval.agents.tools import DESCRIPTIONS, Limits, Tools, verdict_reply
 from proofeval.errors import CheckerError, InputError
-from proofeval.generate.client import SamplingSettings
-from proofeval.loaders import load_benchmark
 from proofeval.model import Outcome, Problem
-from proofeval.provers.backend import SharedProcess
-from proofeval.runs.agent import AgentBudget, AgentOptions, run_agent
 from proofeval.scale.api import Checker
-from proofeval.scale.states import States
-from proofeval.states import Budget, StateSession
+from proofeval.states import StateSession
 
 AGENT_TOOLS = ("check", "start_state", "apply_tactic", "search_theorems", "submit")
 JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
@@ -110,61 +101,3 @@ class AgentToolbox:
     def close(self) -> None:
         self.tools.close()
         self.session.close()
-
-
-def add_agent_options(p) -> None:
-    g = p.add_argument_group("agentic runs")
-    g.add_argument(
-        "--agent",
-        action="store_true",
-        help="give the model the checker as tools (check, start_state, apply_tactic, "
-        "search_theorems, submit) through the endpoint's function calling; the verdict is "
-        "the checker's on what it submits",
-    )
-    g.add_argument(
-        "--max-tool-calls",
-        type=positive(int),
-        default=40,
-        metavar="N",
-        help="tool calls per problem and sample (default %(default)s)",
-    )
-    g.add_argument(
-        "--max-agent-tokens",
-        type=positive(int),
-        default=200_000,
-        metavar="N",
-        help="prompt plus completion tokens per problem and sample (default %(default)s)",
-    )
-    g.add_argument(
-        "--agent-seconds",
-        type=positive(float),
-        default=900.0,
-        metavar="S",
-        help="wall time per problem and sample (default %(default)s)",
-    )
-
-
-def run_agentic(
-    args: argparse.Namespace,
-    sampling: SamplingSettings,
-    warm: dict[str, SharedProcess] | None = None,
-) -> int:
-    """`run --agent`: one conversation per problem and sample without a verdict."""
-    problems = load_benchmark(args.problems).problems
-    directories = {Path(p.directory) for p in problems if p.directory}
-    budget = AgentBudget(args.max_tool_calls, args.max_agent_tokens, args.agent_seconds)
-    states_budget = Budget(memory_mb=args.memory_limit)
-    limits = Limits(checks=args.max_tool_calls, timeout=args.timeout, budget=states_budget)
-    opts = AgentOptions(args.problems, args.out, sampling, budget, args.template)
-    settings = checker_settings(args)
-    with (
-        Checker(settings, timeout=args.timeout, read_only=directories, warm=warm, on_event=say)
-        as checker,
-        States(checker) as states,
-    ):  # fmt: skip
-
-        def toolbox(problem: Problem) -> AgentToolbox:
-            session = states.session(states_budget)
-            return AgentToolbox(problem, checker, session, args.out, limits)
-
-        return run_agent(opts, toolbox)
