@@ -65,6 +65,7 @@ class StubServer:
 
     ignore_n: answer one choice whatever `n` asks (as servers without `n` support do);
     reject_n: answer HTTP 400 to any n > 1; api_key: require `Authorization: Bearer KEY`.
+    models: what GET /models lists (None: 404, as servers without the route answer).
     """
 
     def __init__(
@@ -74,7 +75,9 @@ class StubServer:
         reject_n: bool = False,
         api_key: str | None = None,
         default_answer: str = DEFAULT_ANSWER,
+        models: Sequence[str] | None = None,
     ) -> None:
+        self.models = models
         self.ignore_n = ignore_n
         self.reject_n = reject_n
         self.api_key = api_key
@@ -245,6 +248,13 @@ def _handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms wait
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/").endswith("/models") and stub.models is not None:
+                listed = [{"id": m, "object": "model", "owned_by": "stub"} for m in stub.models]
+                self._send(200, {"object": "list", "data": listed})
+                return
+            self._send(404, _error(f"no route {self.path}", "not_found"))
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)

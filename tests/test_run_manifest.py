@@ -109,3 +109,39 @@ def test_run_asks_only_for_the_problems_only_and_limit_keep(
     assert _run(bench, out, stub_server, "--only", "add_zero_1,add_zero_2", "--limit", "1") == 0
     assert [r.problem_id for r in load_run(out).results] == ["add_zero_1"]
     assert stub_server.count() == 1
+
+
+def test_an_unreachable_endpoint_is_one_error_before_any_prover_starts(
+    bench: Path, tmp_path: Path, capsys
+) -> None:
+    closed = StubServer()
+    url = closed.url
+    closed.close()  # nothing listens there any more
+    code = main(["run", str(bench), "--model", "m", "--base-url", url, "--max-retries", "0",
+                 "--out", str(tmp_path / "run")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot reach the endpoint" in err
+    assert "coqtop" not in err and load_run(tmp_path / "run").results == []
+
+
+def test_a_model_the_endpoint_does_not_serve_is_refused_at_once(
+    bench: Path, tmp_path: Path, capsys
+) -> None:
+    with StubServer(models=["stub", "other-model"]) as server:
+        code = _run(bench, tmp_path / "run", server, "--model", "stubb")
+        assert server.count() == 0  # no completion asked for
+    err = capsys.readouterr().err
+    assert code == 2 and "model 'stubb' is not served there (stub, other-model)" in err
+
+
+def test_retried_requests_are_counted_in_the_run_and_its_report(
+    bench: Path, tmp_path: Path, capsys
+) -> None:
+    with StubServer(models=["stub"]) as server:
+        server.script(PROBLEMS[0]["statement"], [ANSWER], failures=[429, 500])
+        out = tmp_path / "run"
+        assert _run(bench, out, server) == 0
+    assert load_run(out).info["retried_requests"] == {"429": 1, "500": 1}
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    assert "requests retried: 429 x1, 500 x1" in capsys.readouterr().out

@@ -5,7 +5,10 @@ once with `n`; a server that answers fewer choices than asked (it ignores `n`) o
 `n` with HTTP 400 is then asked one sample per request, for this and every later problem.
 Rate limits (429), server errors (5xx), timeouts and lost connections are retried with
 capped exponential backoff and jitter; the openai package's own retries are off, so this
-loop is the only one. Anything else (401, 404, ...) stops the run with a one-line error.
+loop is the only one; each retry is counted by its cause (`retried`, and `on_retry` as
+it happens). Anything else (401, 404, ...) stops the run with a one-line error.
+`preflight` asks once, cheaply, whether the endpoint answers and serves the model, before
+a caller starts anything slow.
 A reply of the wrong shape (generate/reply.py reads it) is not retried: it is that task's
 failure, handed to `on_malformed` when the caller gives one, else a one-line error.
 """
@@ -96,6 +99,42 @@ class Generator:
         self._client = openai_client(settings)
         self._n_works = settings.use_n
         self._stop = threading.Event()
+        self.retried: dict[str, int] = {}  # requests retried, by cause ("429", "connection")
+        self.on_retry: Callable[[str], None] = lambda _cause: None
+        self._count_lock = threading.Lock()
+
+    def preflight(self) -> None:
+        """One cheap request (the model list): GenerationError when the endpoint cannot be
+        reached, refuses the key, or lists models without this one. An endpoint without a
+        model list passes: its first completion says what is wrong."""
+        client = self._client.with_options(timeout=min(30.0, self.settings.request_timeout))
+        try:
+            served = [model.id for model in client.models.list().data]
+        except openai.APIConnectionError as exc:
+            raise GenerationError(
+                f"{self.url}: cannot reach the endpoint: {_describe(exc)}"
+            ) from None
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise GenerationError(
+                    f"{self.url}: the endpoint refused the key (HTTP {exc.status_code}); "
+                    f"the key is read from ${self.settings.api_key_env}"
+                ) from None
+            return
+        if served and self.settings.model not in served:
+            shown = ", ".join(served[:8]) + (", ..." if len(served) > 8 else "")
+            model = self.settings.model
+            raise GenerationError(f"{self.url}: model {model!r} is not served there ({shown})")
+
+    def _retrying(self, failure: openai.APIError) -> None:
+        cause = (
+            str(failure.status_code)
+            if isinstance(failure, openai.APIStatusError)
+            else ("timeout" if isinstance(failure, openai.APITimeoutError) else "connection")
+        )
+        with self._count_lock:
+            self.retried[cause] = self.retried.get(cause, 0) + 1
+        self.on_retry(cause)
 
     @property
     def url(self) -> str:
@@ -183,8 +222,10 @@ class Generator:
                 failure = exc
             except openai.APIError as exc:
                 raise GenerationError(f"{self.url}: {_describe(exc)}") from None
-            if attempt + 1 < tries and self._stop.wait(self._delay(attempt, failure)):
-                raise _Stopped
+            if attempt + 1 < tries:
+                self._retrying(failure)
+                if self._stop.wait(self._delay(attempt, failure)):
+                    raise _Stopped
         raise GenerationError(
             f"{self.url}: problem {task.problem.id}: gave up after {tries} "
             f"{'try' if tries == 1 else 'tries'}: {_describe(failure)}"

@@ -60,6 +60,10 @@ def provenance_lines(info: dict[str, object]) -> list[str]:
     times = f"started {about['started']}, ended {info.get('ended', '(not finished)')}"
     if isinstance(resumed, list) and resumed:
         times += f", resumed {len(resumed)}x"
+    retried = info.get("retried_requests")
+    if isinstance(retried, dict) and retried:
+        by_cause = ", ".join(f"{cause} x{n}" for cause, n in sorted(retried.items()))
+        sampled += ("; " if sampled else "") + f"requests retried: {by_cause}"
     return [
         f"model: {ident['model']} at {ident['endpoint']}" + (f"; {sampled}" if sampled else ""),
         f"template: {template}; timeout {ident['timeout']} s; replay {ident['replay']}",

@@ -61,7 +61,7 @@ class Progress:
     def __init__(self, total: int) -> None:
         self.bar = tqdm(total=total, unit="attempt", desc="checking", file=sys.stderr)
         self.lock = threading.Lock()
-        self.generated = self.solved = 0
+        self.generated = self.solved = self.retried = 0
 
     def on_generated(self) -> None:
         with self.lock:
@@ -74,8 +74,16 @@ class Progress:
             self.bar.update()
             self._show()
 
+    def on_retry(self, _cause: str) -> None:
+        with self.lock:
+            self.retried += 1
+            self._show()
+
     def _show(self) -> None:
-        self.bar.set_postfix(generated=self.generated, solved=self.solved, refresh=True)
+        shown = {"generated": self.generated, "solved": self.solved}
+        if self.retried:  # the endpoint's trouble: 429s, 5xx, lost connections, retried
+            shown["retried"] = self.retried
+        self.bar.set_postfix(shown, refresh=True)
 
     def close(self) -> None:
         self.bar.close()
@@ -138,8 +146,12 @@ def run_pipeline(opts: RunOptions, warm: dict[str, SharedProcess] | None = None)
         requests = missing_requests(problems, have, opts.sampling.samples, opts.template)
         unchecked = store.pending(earlier)
         _say_resumed(len(earlier), len(unchecked))
+        if requests:  # before any prover starts: minutes saved when the endpoint is wrong
+            pipeline.generator.preflight()
         if requests or unchecked:
             _stream(pipeline, requests, unchecked, warm)
+        if pipeline.generator.retried:
+            store.set_info("retried_requests", pipeline.generator.retried)
         rows = store.results()
         generations = [g for g in store.generations() if g.problem_id in pipeline.problems]
         manifest.end(store)
@@ -174,6 +186,7 @@ def _stream(
 ) -> None:
     total = len(unchecked) + sum(len(samples) for _, _, samples in requests)
     progress = Progress(total)
+    pipeline.generator.on_retry = progress.on_retry
     producer = threading.Thread(target=pipeline.generate, args=(requests, progress))
     producer.start()
 
