@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 APT_PACKAGES := hol-light libnum-ocaml-dev ocaml-nox gcc camlp5 libcamlp-streams-ocaml-dev bubblewrap python3-venv chromium coq libcoq-hammer eprover z3 cvc4 libcoq-stdpp libcoq-coquelicot libcoq-mathcomp-ssreflect libcoq-mathcomp-fingroup libcoq-mathcomp-algebra libcoq-mathcomp-solvable libcoq-mathcomp-field libcoq-mathcomp-character libcoq-mathcomp-finmap libcoq-mathcomp-bigenough libcoq-mathcomp-real-closed libcoq-mathcomp-analysis libcoq-hierarchy-builder libcoq-elpi why3 why3-examples frama-c-base cvc5 spass libwhy3-ocaml-dev ocaml-findlib libcoq-flocq dpkg-dev libcoq-core-ocaml-dev debootstrap
 
-.PHONY: install demo test lint bench clean toolchain
+.PHONY: install demo test test-fast lint bench clean toolchain
 
 install: $(VENV)/.installed
 
@@ -27,6 +27,14 @@ toolchain: install
 test: install toolchain
 	$(VENV)/bin/ruff check src tests benchmarks docs
 	$(VENV)/bin/pytest -q
+
+# The tests that need no prover and start no service (markers in pyproject.toml; the
+# toolchain is not needed): under a minute. Such a run refuses to start a prover.
+FAST_TESTS := not hol and not coq and not why3 and not service
+
+test-fast: install
+	$(VENV)/bin/ruff check src tests benchmarks docs
+	$(VENV)/bin/pytest -q -m "$(FAST_TESTS)"
 
 lint: install
 	$(VENV)/bin/ruff check src tests benchmarks docs

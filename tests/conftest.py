@@ -1,10 +1,18 @@
-"""Shared fixtures: HOL Light is loaded once per test session (about two minutes)."""
+"""Shared fixtures: HOL Light is loaded once per test session (about two minutes).
+
+What a test needs is a marker (declared in pyproject.toml): `hol`, `coq`, `why3` for the
+real provers, `service` for a test that starts the HTTP service, the MCP server or a Ray
+cluster. `make test-fast` runs the tests with none of them; `make test` runs all. A test
+that takes one of the HOL Light fixtures below, or runs on the Coq toolchains (`chain`),
+is marked here; a file whose other tests need a prover says so with `pytestmark`."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,3 +132,78 @@ def stub_server() -> Iterator[StubServer]:
     """A fresh OpenAI-compatible stub server per test (serving every `n`)."""
     with StubServer() as server:
         yield server
+
+
+# --- What a test needs, and the fast lane kept honest ---------------------------------
+
+NEEDS = ("hol", "coq", "why3", "service")
+HOL_FIXTURES = frozenset({"hol_base", "hol_bytecode_base", "hol_native_base", "core"})
+# The programs of the provers and of the toolchains they are built and run with; then a
+# cluster, and the CLI in a process of its own, where this process cannot see what they
+# start. A sandboxed launch names the program further down its command line, so every word
+# of it is looked at.
+REFUSED_PROGRAMS = frozenset({
+    "ocaml", "ocaml-hol", "ocamlrun", "ocamlc", "ocamlopt", "ocamlfind", "camlp5",
+    "proofeval-hol-native", "coqtop", "coqc", "coqchk", "coqdep", "coq_makefile", "rocq",
+    "why3", "frama-c", "eprover", "z3", "cvc4", "cvc5", "SPASS", "alt-ergo", "vampire",
+    "chroot", "debootstrap", "ray", "proofeval",
+})  # fmt: skip
+REFUSED: list[str] = []
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if HOL_FIXTURES.intersection(item.fixturenames):
+            item.add_marker(pytest.mark.hol)
+        if "chain" in item.fixturenames:  # parametrized over tests/coq_chains.py
+            item.add_marker(pytest.mark.coq)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A run none of whose tests is marked as needing a prover (`make test-fast`, or a file
+    of such tests) refuses to start one: an unmarked test that needs a prover would otherwise
+    quietly run it and make the fast lane slow, or fail where the prover is missing for a
+    reason nobody reads. Starting a program through subprocess raises OSError, as a missing
+    program does; whatever the code under test makes of that, the test fails, saying which
+    program (pytest_runtest_makereport)."""
+    if any(item.get_closest_marker(m) for item in session.items for m in NEEDS):
+        return
+    start = subprocess.Popen.__init__
+
+    def refusing(self: subprocess.Popen, args: Any, *rest: Any, **kw: Any) -> None:
+        if isinstance(args, (str, bytes, os.PathLike)):  # a shell's command line, or one path
+            words = os.fsdecode(args).split()
+        else:  # an argument is one word, whatever it holds (`python -c CODE`)
+            words = [os.fsdecode(w) for w in args]
+        if refused(words):
+            REFUSED.append(" ".join(words)[:300])
+            raise OSError(f"a test with no marker for it started `{REFUSED[-1][:100]}`")
+        start(self, args, *rest, **kw)
+
+    subprocess.Popen.__init__ = refusing  # type: ignore[method-assign]
+
+
+def refused(words: list[str]) -> bool:
+    """Whether a command line starts a prover, a cluster or `python -m proofeval...`."""
+    if REFUSED_PROGRAMS.intersection(os.path.basename(w) for w in words):
+        return True
+    return len(words) > 2 and words[1] == "-m" and words[2].startswith("proofeval")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item,
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Fails the phase of a test in which a refused program was started, even where the
+    code under test made something else of the error (a missing prover is often an ERROR
+    verdict, which a test may expect)."""
+    report = yield
+    if REFUSED:
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{item.nodeid} started a prover, a cluster or the CLI without a marker saying so "
+            f"({', '.join(NEEDS)}: see tests/conftest.py):\n  " + "\n  ".join(REFUSED)
+        )
+        REFUSED.clear()
+    return report
