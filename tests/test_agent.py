@@ -22,6 +22,8 @@ from proofeval.report.rounds import agent_summary
 from proofeval.store import RunStore
 from tests.openai_stub import StubServer
 
+pytestmark = pytest.mark.coq
+
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "Require Import Arith Lia."
 PROBLEMS = {

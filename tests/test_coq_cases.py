@@ -18,6 +18,8 @@ from proofeval.provers.coq import CoqChecker
 from proofeval.provers.interface import CheckSettings, Job
 from tests.coq_chains import CHAINS
 
+pytestmark = pytest.mark.coq
+
 if shutil.which("coqtop") is None:
     pytest.skip("Coq is not installed (make install)", allow_module_level=True)
 

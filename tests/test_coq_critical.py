@@ -25,6 +25,8 @@ from proofeval.provers.interface import CheckSettings, Job
 from proofeval.runs.check import CheckOptions, run_check
 from tests.coq_chains import CHAINS
 
+pytestmark = pytest.mark.coq
+
 if shutil.which("coqtop") is None:
     pytest.skip("Coq is not installed (make install)", allow_module_level=True)
 

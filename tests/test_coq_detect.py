@@ -16,6 +16,8 @@ from proofeval.provers.coq import CoqChecker, detect
 from proofeval.provers.coq.toolchain import installed, resolve
 from proofeval.provers.interface import CheckSettings, Job
 
+pytestmark = pytest.mark.coq
+
 if shutil.which("coqtop") is None:
     pytest.skip("Coq is not installed (make install)", allow_module_level=True)
 

@@ -15,6 +15,8 @@ from proofeval.provers.coq import CoqChecker
 from proofeval.provers.interface import CheckSettings, Job
 from tests.conftest import shared_data
 
+pytestmark = pytest.mark.coq
+
 # Statements Coq 8.16 with Debian 12's libraries cannot state (checked by hand): Debian
 # 12's Coquelicot 3.2 has no `^` on complex numbers (it falls back to R's pow).
 # These name Rocq 9's standard library (`From Stdlib`): the compatibility layer serves them.

@@ -20,6 +20,8 @@ from proofeval.provers.coq.toolchain import Toolchain, installed, resolve
 from proofeval.provers.interface import CheckSettings, Job
 from tests.coq_chains import CHAINS
 
+pytestmark = pytest.mark.coq
+
 if shutil.which("coqtop") is None:
     pytest.skip("Coq is not installed (make install)", allow_module_level=True)
 

@@ -19,6 +19,8 @@ from proofeval.provers.interface import CheckSettings, Job
 from proofeval.runs.check import CheckOptions, run_check
 from tests.conftest import debian_release
 
+pytestmark = pytest.mark.coq
+
 DEBIAN13 = "debian13"
 needs_debian13 = pytest.mark.skipif(
     DEBIAN13 not in installed(),

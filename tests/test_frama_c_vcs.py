@@ -17,6 +17,8 @@ from proofeval.provers.coq import CoqChecker
 from proofeval.provers.interface import CheckSettings, Job
 from tests.conftest import debian_release
 
+pytestmark = [pytest.mark.why3, pytest.mark.coq]
+
 if shutil.which("why3") is None:
     pytest.skip("Why3 is not installed (make install)", allow_module_level=True)
 if shutil.which("frama-c") is None:

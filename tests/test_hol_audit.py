@@ -24,6 +24,8 @@ from proofeval.provers.hol_light.build import (
     ocaml_major_minor,
 )
 
+pytestmark = pytest.mark.hol
+
 AUDIT = Path(__file__).parent / "ocaml" / "audit_allowed.ml"
 
 RAISES = "never returns: it raises"

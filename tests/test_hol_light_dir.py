@@ -22,6 +22,8 @@ from proofeval.provers.sandbox import bwrap_prefix
 from proofeval.runs.check import CheckOptions, run_check
 from tests.conftest import debian_release
 
+pytestmark = pytest.mark.hol
+
 PROOFEVAL = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "proofeval"
 MISSING = "Library/no_such_file.ml"
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
 from proofeval.provers.hol_light.pool import HolLightChecker
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings, Job
 from tests.conftest import on_both_paths
+
+pytestmark = pytest.mark.hol
 
 hol_base, core = on_both_paths()  # every test here runs on the bytecode and the native path
 

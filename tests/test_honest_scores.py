@@ -17,6 +17,8 @@ from proofeval.loaders import load_benchmark
 from proofeval.model import Verdict
 from proofeval.provers.registry import check_error, prover_error
 
+pytestmark = pytest.mark.coq
+
 HEADER = "Require Import Arith Lia."
 PROBLEMS = [
     {"id": "add_zero", "prover": "coq", "category": "arith", "header": HEADER,

@@ -8,12 +8,15 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from proofeval.api import Checker, problem
 from proofeval.cli import main
 from proofeval.model import Stage, Verdict
 from proofeval.scale.service.app import ServiceConfig, create_app
+
+pytestmark = [pytest.mark.coq, pytest.mark.service]
 
 HEADER = "Require Import Arith Lia."
 STATEMENT = "Theorem add_zero : forall n : nat, n + 0 = n."

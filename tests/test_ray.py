@@ -27,6 +27,8 @@ from proofeval.runs.check import CheckOptions, run_check
 from proofeval.scale.ray_cluster import check_all, on_cluster
 from tests.test_api import ANSWERS, PROBLEMS, scratch_named, write_jsonl
 
+pytestmark = [pytest.mark.service, pytest.mark.hol, pytest.mark.coq]
+
 RAY = Path(sys.executable).parent / "ray"
 COQ_PROBLEMS = [p for p in PROBLEMS if p["prover"] == "coq"]
 COQ_ANSWERS = [a for a in ANSWERS if a[0].startswith("coq.")]

@@ -21,6 +21,8 @@ from proofeval.report.rounds import load_rounds, round_rows, rounds_document
 from proofeval.store import RunStore
 from tests.openai_stub import StubServer
 
+pytestmark = pytest.mark.coq
+
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "Require Import Arith Lia."
 # id: statement, then the answer of each round 0, 1, 2 (the last one repeats)

@@ -13,6 +13,8 @@ from proofeval.cli import main
 from proofeval.errors import InputError
 from proofeval.loaders import LAYOUTS, Selection, load_benchmark
 
+pytestmark = pytest.mark.coq
+
 FILES = {
     "putnam_2001_a1.v": "Require Import Arith Lia.\n\n"
     "Definition putnam_2001_a1_solution : nat := 3.\n"

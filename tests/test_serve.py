@@ -34,6 +34,8 @@ from proofeval.scale.service.app import ServiceConfig
 from proofeval.scale.service.server import make_server
 from tests.test_api import ANSWERS, COQ_SPIN, HOL_SPIN, PROBLEMS, scratch_named, write_jsonl
 
+pytestmark = [pytest.mark.service, pytest.mark.hol, pytest.mark.coq]
+
 TOKEN = "a-test-token-of-some-length"
 BOTH = ("coq", "hol-light")
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import pytest
 
 from proofeval.client import CheckClient
 from proofeval.model import Verdict
@@ -23,6 +24,8 @@ from proofeval.provers.interface import CheckSettings
 from proofeval.scale.service.connections import ConnectionLimits
 from tests.test_api import COQ_SPIN, PROBLEMS
 from tests.test_serve import TOKEN, free_port, serving
+
+pytestmark = [pytest.mark.service, pytest.mark.coq]
 
 COQ = {k: PROBLEMS[5][k] for k in ("prover", "statement", "header")}
 HONEST = {"problem": COQ, "proof": "intros. lia."}

@@ -24,6 +24,8 @@ from proofeval.states.feedback import Feedback, attempt_feedback
 from proofeval.store import RunStore
 from tests.conftest import FORALL
 
+pytestmark = pytest.mark.coq
+
 COLUMNS = ["problem_id", "attempt", "category", "verdict", "stage", "seconds", "message"]
 HOL = [
     {"id": "hol.both", "prover": "hol-light", "category": "arith",

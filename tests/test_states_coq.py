@@ -22,6 +22,8 @@ from proofeval.scale.states import States
 from proofeval.states import Budget, BudgetExceeded, State, StepError, UnknownState
 from proofeval.store import RunStore
 
+pytestmark = pytest.mark.coq
+
 HEADER = "Require Import Arith Lia NArith."
 STATEMENT = "Theorem both : forall n : nat, n + 0 = n /\\ 0 + n = n."
 SPIN = "let x := eval cbv in (N.iter 100000000000%N (fun x => x) 0%N) in idtac."

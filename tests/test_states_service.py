@@ -5,8 +5,11 @@ budgets answer 409."""
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from tests.test_serve import TOKEN, serving
+
+pytestmark = [pytest.mark.service, pytest.mark.coq]
 
 HEADER = "Require Import Arith Lia."
 PROBLEM = {"prover": "coq", "header": HEADER,

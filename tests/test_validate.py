@@ -13,6 +13,8 @@ from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
 from proofeval.runs.validate import VALID_LIST, ValidateOptions, validate
 
+pytestmark = pytest.mark.coq
+
 FILES = {
     "putnam_2001_a1.v": "Require Import Arith Lia.\n"
     "Theorem putnam_2001_a1 : forall n : nat, n + 0 = n.\nProof. Admitted.\n",

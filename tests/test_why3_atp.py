@@ -16,6 +16,8 @@ from proofeval.loaders import why3_vcs as vc_benchmark
 from tests.conftest import skip_without_why3_coq_library
 from tests.why3_gallery import GALLERY, PROGRAMS, why3_prove_z3
 
+pytestmark = pytest.mark.why3
+
 if shutil.which("why3") is None or not (GALLERY / "fact.mlw").is_file():
     pytest.skip("Why3 and its gallery are not installed (make install)", allow_module_level=True)
 skip_without_why3_coq_library(module=True)

@@ -15,6 +15,8 @@ from proofeval.builders.complicate import complicate, tokens
 from proofeval.loaders import why3_vcs as vc_benchmark
 from tests.conftest import skip_without_why3_coq_library
 
+pytestmark = pytest.mark.why3
+
 GALLERY = Path("/usr/share/doc/why3-examples/examples")
 
 SOURCE = """module M

@@ -14,6 +14,8 @@ from proofeval.builders import why3_tool
 from proofeval.errors import InputError
 from tests.why3_gallery import GALLERY, PROGRAMS, why3_prove_z3
 
+pytestmark = pytest.mark.why3
+
 needs_why3 = pytest.mark.skipif(
     shutil.which("why3") is None or not (GALLERY / "fact.mlw").is_file(),
     reason="Why3 and its gallery are not installed (make install)",

@@ -21,6 +21,8 @@ from proofeval.provers.coq import CoqChecker
 from proofeval.provers.interface import CheckSettings, Job
 from tests.conftest import skip_without_why3_coq_library
 
+pytestmark = [pytest.mark.why3, pytest.mark.coq]
+
 GALLERY = Path("/usr/share/doc/why3-examples/examples")
 PROGRAMS = ("gcd.mlw", "fact.mlw", "isqrt.mlw")
 if shutil.which("why3") is None or not (GALLERY / "gcd.mlw").is_file():
