@@ -3,12 +3,14 @@ provers/backend.py). Its modules are imported only when a field is called."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from proofeval.errors import InputError
-from proofeval.provers.backend import Backend, Shared, SharedProcess, StateOpener
+from proofeval.model import Problem
+from proofeval.provers.backend import Backend, Shared, SharedProcess, StateOpener, System
 from proofeval.provers.interface import Checker, CheckSettings, EventCallback, ResultCallback
 from proofeval.provers.states import Step
 
@@ -53,6 +55,26 @@ def _states(settings: CheckSettings, shared: SharedProcess | None) -> StateOpene
     return StateOpener(factory.open, factory.close)
 
 
+DEBIAN = Path("/usr/share/hol-light")
+
+
+def _systems(_problems: Sequence[Problem], settings: CheckSettings) -> list[System]:
+    """The HOL Light sources every HOL Light problem is checked with, and the OCaml."""
+    home = settings.hol_dir or DEBIAN
+    version = _output(["dpkg-query", "-W", "-f=${Version}", "hol-light"]) if home == DEBIAN else ""
+    ocaml = _output(["ocamlc", "-version"]) or "unknown"
+    named = f"HOL Light {version} (Debian)" if version else f"HOL Light at {home}"
+    return [System(f"{named}, OCaml {ocaml}")]
+
+
+def _output(command: list[str]) -> str:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
 def assemble(steps: Sequence[Step]) -> str:
     """One tactic expression. Each step worked on the first goal left, as HOL Light's `e`
     does, so the path is the tree of goals in preorder: a step that made one goal is
@@ -88,5 +110,6 @@ BACKEND = Backend(
     states=_states,
     assemble=assemble,
     probe="ALL_TAC",
-    home=Path("/usr/share/hol-light"),
+    systems=_systems,
+    home=DEBIAN,
 )
