@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 
 from proofeval.commands import (
     baseline,
@@ -72,8 +74,14 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _terminated(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM ends a command as Ctrl-C does: its cleanup runs
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # what a run records it was
     try:
         return args.handler(args)

@@ -271,6 +271,26 @@ class Engine:
         if self._remote is not None:
             self._remote.close()
 
+    def abort(self, wait: float = 30.0) -> None:
+        """Stop now (Ctrl-C, SIGTERM): attempts not started are cancelled, those started
+        finish within their limits, and each lane's checker is given up to `wait` seconds
+        to end and clean up after itself (its scratch directories, its processes)."""
+        with self._cond:
+            self._closing = True
+            for task in self._queue:
+                task.future.cancel()
+            self._queue.clear()
+            lanes = list(self._lanes.values())
+            for lane in lanes:
+                self._end(lane)
+            self._cond.notify_all()
+        deadline = time.monotonic() + wait
+        for lane in lanes:
+            if lane.thread is not None:
+                lane.thread.join(max(0.0, deadline - time.monotonic()))
+        for shared in self._shared.values():
+            shared.close()
+
     # --- dispatching ---------------------------------------------------------------------
 
     def _dispatch(self) -> None:
@@ -427,19 +447,24 @@ def check_all(
 
     def record(job: Job, future: Future[Outcome]) -> None:
         with lock:
-            if failures:
+            if failures or future.cancelled():
                 return
             try:
                 on_result(job.attempt, future.result())
             except BaseException as exc:  # raised below, once the engine has closed
                 failures.append(exc)
 
-    with Engine(settings, warm=warm, on_event=on_event, remote=remote) as engine:
+    engine = Engine(settings, warm=warm, on_event=on_event, remote=remote)
+    try:
         engine.plan(problems)
         for job in jobs:
             if failures:
                 break
             future = engine.submit(job, raises=True)
             future.add_done_callback(lambda f, j=job: record(j, f))
+        engine.close()
+    except BaseException:  # interrupted: what finished is recorded, the rest is not run
+        engine.abort()
+        raise
     if failures:
         raise failures[0]
