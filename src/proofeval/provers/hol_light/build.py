@@ -20,6 +20,7 @@ MODULES = (
     "proofeval_text",
     "proofeval_deny",
     "proofeval_phrases",
+    "proofeval_verdict",
     "proofeval_server",
     "proofeval_toplevel",
     "proofeval_states",

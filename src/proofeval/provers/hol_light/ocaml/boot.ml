@@ -10,15 +10,15 @@ let proofeval_string_slot : (unit -> string) option ref = ref None;;
 let proofeval_engine =
   Proofeval_toplevel.engine proofeval_tactic_slot proofeval_string_slot;;
 let proofeval_hol =
-  { Proofeval_server.prove = prove; Proofeval_server.dest_thm = dest_thm;
-    Proofeval_server.axioms = axioms; Proofeval_server.aconv = aconv;
-    Proofeval_server.record_steps = Proofeval_kernel_log.record_steps;
-    Proofeval_server.end_steps = Proofeval_kernel_log.end_steps;
-    Proofeval_server.prepare_replay = Proofeval_kernel_log.refresh_olds;
-    Proofeval_server.replay = Proofeval_replay.replay_from;
-    Proofeval_server.parse_term = parse_term;
-    Proofeval_server.encode_term = Proofeval_goals.encode_term;
-    Proofeval_server.decode_term = Proofeval_goals.decode_term };;
+  { Proofeval_verdict.prove = prove; Proofeval_verdict.dest_thm = dest_thm;
+    Proofeval_verdict.axioms = axioms; Proofeval_verdict.aconv = aconv;
+    Proofeval_verdict.record_steps = Proofeval_kernel_log.record_steps;
+    Proofeval_verdict.end_steps = Proofeval_kernel_log.end_steps;
+    Proofeval_verdict.prepare_replay = Proofeval_kernel_log.refresh_olds;
+    Proofeval_verdict.replay = Proofeval_replay.replay_from;
+    Proofeval_verdict.parse_term = parse_term;
+    Proofeval_verdict.encode_term = Proofeval_goals.encode_term;
+    Proofeval_verdict.decode_term = Proofeval_goals.decode_term };;
 Proofeval_states.install
   { Proofeval_states.start = Proofeval_goals.start; Proofeval_states.apply = Proofeval_goals.apply;
     Proofeval_states.count = Proofeval_goals.count; Proofeval_states.show = Proofeval_goals.show;

@@ -16,7 +16,7 @@ let () =
   in
   let hol =
     {
-      Proofeval_server.prove;
+      Proofeval_verdict.prove;
       dest_thm;
       axioms;
       aconv;

@@ -2,30 +2,18 @@
    receives requests from proofeval over a Unix socket, and checks each proof attempt
    in a forked child that dies afterwards.
 
+   This module is the process machinery: forking and confining the attempt's child and
+   the replaying sibling, their limits and deadlines, reaping them, reading what they
+   send, huge pages, clones. What makes a verdict OK is decided in proofeval_verdict.ml,
+   which lists every condition.
+
    Compiled with plain OCaml (not HOL Light's camlp5 syntax). HOL Light's functions
-   reach it as the record [hol]; how text becomes code reaches it as the [engine]:
-   the toplevel's (bytecode, proofeval_toplevel.ml) or compiled and dynamically linked
-   (native, proofeval_native.ml). *)
+   reach it as the record [Proofeval_verdict.hol]; how text becomes code reaches it as
+   the [engine]: the toplevel's (bytecode, proofeval_toplevel.ml) or compiled and
+   dynamically linked (native, proofeval_native.ml). *)
 
 open Proofeval_text
-type ('term, 'thm, 'tac) hol = {
-  prove : 'term * 'tac -> 'thm;
-  dest_thm : 'thm -> 'term list * 'term;
-  axioms : unit -> 'thm list;
-  aconv : 'term -> 'term -> bool;
-  record_steps : (out_channel * (unit -> unit)) option -> unit;
-      (* from now on, each new theorem's step is written to the channel as it is made
-         (the function ends the child when they cannot be), or nothing is noted *)
-  end_steps : 'thm -> unit;  (* the last record: the theorem proved *)
-  prepare_replay : unit -> unit;  (* the serial table, before forking *)
-  replay : in_channel -> 'thm;
-      (* Failure: the steps do not replay; any other exception: they ended too soon *)
-  parse_term : string -> 'term;  (* HOL Light's parser: only ever called in a child *)
-  encode_term : 'term -> string;  (* records, in the child (see proofeval_goals.ml) *)
-  decode_term : float -> string -> ('term, string) result;
-      (* rebuilt through the kernel within so many CPU seconds, or Error why it would cost
-         more; Failure if the records do not rebuild *)
-}
+open Proofeval_verdict
 
 (* Text made into a value of the expected type (the type checker, not us, guarantees
    it), refused by the deny-list, or not code of that type. *)
@@ -53,13 +41,6 @@ let rlimit_as = 0 and rlimit_cpu = 1 and rlimit_nproc = 2
 and rlimit_fsize = 3 and rlimit_core = 4
 
 (* ---------------------------------------------------------------------- *)
-(* Framing: a message is a count line, then each field as a length line     *)
-(* followed by that many bytes.                                             *)
-(* ---------------------------------------------------------------------- *)
-
-(* Compiler messages carry a location and a source excerpt; the reason follows "Error: ". *)
-
-(* ---------------------------------------------------------------------- *)
 (* The child: one attempt, then death.                                      *)
 (* ---------------------------------------------------------------------- *)
 
@@ -71,8 +52,6 @@ type limits = { timeout : float; memory_mb : int }
 let memory_ceiling = ref max_int
 
 let within_ceiling memory_mb = min memory_mb !memory_ceiling
-
-let verdict_fields verdict stage message = [ verdict; stage; one_line message ]
 
 (* A fresh secret per attempt: a frame without it is not a verdict, even if code
    running in the child found the channel. *)
@@ -97,43 +76,6 @@ let isolate_child limits server_fd =
   setrlimit rlimit_core 0L;
   confine_attempt ()
 
-let changed_axioms hol before =
-  let after = hol.axioms () in
-  after != before
-  && (List.length after <> List.length before
-     || not (List.for_all2 (fun a b -> hol.dest_thm a = hol.dest_thm b) after before))
-
-let proves hol goal th =
-  let hyps, concl = hol.dest_thm th in
-  if hyps <> [] then Some "the theorem has hypotheses"
-  else if not (hol.aconv concl goal) then Some "the theorem is not the goal"
-  else None
-
-(* The verdict, and for OK the theorem whose steps are replayed (when they are). *)
-let judge hol ~replay before goal thunk =
-  let outcome =
-    match hol.prove (goal, thunk ()) with
-    | th -> (
-        match proves hol goal th with
-        | Some why -> ([ "FAIL"; "check"; why ], None)
-        | None when not replay -> ([ "OK"; "check"; "" ], None)
-        | None -> ([ "OK"; "check"; "" ], Some th))
-    | exception Failure msg -> (verdict_fields "FAIL" "check" (proof_failed msg), None)
-    | exception Out_of_memory -> (verdict_fields "ERROR" "check" "memory exhausted", None)
-    | exception Stack_overflow -> (verdict_fields "ERROR" "check" "stack overflow", None)
-    | exception exn -> (verdict_fields "ERROR" "check" (proof_raised exn), None)
-  in
-  if changed_axioms hol before then
-    (verdict_fields "CHEATING" "check" "the proof added axioms", None)
-  else outcome
-
-let refused = function
-  | `Error why -> verdict_fields "ERROR" "precheck" why
-  | `Denied why -> verdict_fields "CHEATING" "precheck" why
-
-(* Exit code of a child that could not write its steps. *)
-let steps_unwritten = 4
-
 (* With the replay on, every step is written to [steps] (a pipe to the replaying sibling)
    as the kernel makes it, so the replay runs beside the proof and no process holds the
    derivation; for an OK, the verdict is sent and its channel closed, then the last
@@ -157,15 +99,7 @@ let attempt hol ~replay ~steps prepared before goal ~nonce fd =
 (* In a clean sibling: rebuild the theorem from the steps, read as they come, through
    the kernel alone. *)
 let replay_steps hol goal steps fd =
-  let reply =
-    match hol.replay (Unix.in_channel_of_descr steps) with
-    | th -> ( match proves hol goal th with None -> [ "replayed" ] | Some why -> [ "rejected"; why ])
-    | exception Failure why -> [ "rejected"; one_line why ]
-    | exception Out_of_memory -> [ "error"; "memory exhausted" ]
-    | exception Stack_overflow -> [ "error"; "stack overflow" ]
-    | exception _ -> [ "incomplete" ]
-  in
-  send fd reply;
+  send fd (replay_reply hol goal (Unix.in_channel_of_descr steps));
   Unix.close fd
 
 (* ---------------------------------------------------------------------- *)
@@ -195,13 +129,6 @@ let read_until_eof_or ~limit deadline fd =
 
 let rec reap pid =
   try snd (Unix.waitpid [] pid) with Unix.Unix_error (Unix.EINTR, _, _) -> reap pid
-
-let describe_status = function
-  | Unix.WEXITED n -> Printf.sprintf "the checker exited with code %d" n
-  | Unix.WSIGNALED s when s = Sys.sigxcpu -> "the CPU-time limit was reached"
-  | Unix.WSIGNALED s when s = Sys.sigkill -> "the checker was killed (memory exhausted?)"
-  | Unix.WSIGNALED s -> Printf.sprintf "the checker died of signal %d" s
-  | Unix.WSTOPPED s -> Printf.sprintf "the checker stopped on signal %d" s
 
 (* See proofeval_stubs.c: collapse the 2 MiB stretches of this process's heap of which at
    least [own] pages (of 512) are its alone; the MiB now held in huge pages. A fork then
@@ -298,62 +225,6 @@ let confined limits ~server_fd ~deadline ~limit body =
   let got = read_until_eof_or ~limit deadline rfd in
   (got, finish child)
 
-(* An attempt's verdict when nothing is replayed after it; [ended]: how the child ended,
-   asked only when it sent no verdict. *)
-let attempt_verdict ~nonce ~replay limits got ended =
-  let sent data =
-    match decode data with
-    | [ n; "OK"; "check"; "" ] when n = nonce && not replay ->
-        Some [ "OK"; "check"; "not replayed through the kernel (replay off)" ]
-    | [ n; v; stage; msg ]
-      when n = nonce
-           && List.mem v [ "FAIL"; "CHEATING"; "ERROR" ]
-           && List.mem stage [ "precheck"; "check" ] -> Some [ v; stage; msg ]
-    | _ | (exception _) -> None
-  in
-  match got with
-  | `Timeout ->
-      (verdict_fields "TIMEOUT" "check" (Printf.sprintf "no verdict within %gs" limits.timeout))
-  | `Too_big -> (verdict_fields "ERROR" "check" "no valid verdict from the checker")
-  | `Eof data -> (
-      match sent data with
-      | Some v -> v
-      | None -> (
-          match ended () with
-          | Unix.WEXITED 0 -> verdict_fields "ERROR" "check" "no valid verdict from the checker"
-          | Unix.WEXITED n when n = steps_unwritten && replay ->
-              verdict_fields "ERROR" "check" "cannot write the kernel steps (memory exhausted?)"
-          | st -> verdict_fields "ERROR" "check" (describe_status st)))
-
-let ok_to_replay ~nonce = function
-  | `Eof data -> ( match decode data with [ n; "OK"; "check"; "" ] -> n = nonce | _ | (exception _) -> false)
-  | _ -> false
-
-(* [writer], [replayer]: how the attempt's child, which wrote the steps, and the replaying
-   sibling ended, asked only when the reply does not say all. *)
-let replay_verdict limits ~writer ~replayer = function
-  | `Timeout ->
-      verdict_fields "TIMEOUT" "check"
-        (Printf.sprintf "the kernel steps were not written and replayed within %gs" limits.timeout)
-  | `Eof data -> (
-      match decode data with
-      | [ "replayed" ] -> [ "OK"; "check"; "" ]
-      | [ "rejected"; why ] ->
-          verdict_fields "CHEATING" "check" ("the theorem does not replay through the kernel: " ^ why)
-      | [ "error"; why ] -> verdict_fields "ERROR" "check" ("the replay: " ^ why)
-      | [ "incomplete" ] -> (
-          match writer () with
-          | Unix.WEXITED 0 ->
-              verdict_fields "CHEATING" "check" "the kernel steps behind the theorem end before their END"
-          | Unix.WEXITED n when n = steps_unwritten ->
-              verdict_fields "ERROR" "check" "cannot write the kernel steps (memory exhausted?)"
-          | st -> verdict_fields "ERROR" "check" ("while writing the kernel steps: " ^ describe_status st))
-      | _ | (exception _) -> (
-          match replayer () with
-          | Unix.WEXITED 0 -> verdict_fields "ERROR" "check" "no valid reply from the replay"
-          | st -> verdict_fields "ERROR" "check" ("the replay: " ^ describe_status st)))
-  | `Too_big -> verdict_fields "ERROR" "check" "no valid reply from the replay"
-
 (* The attempt's child writes its steps, as it makes them, through a pipe to a clean
    sibling that replays them as they come; it sends its verdict, then for an OK the
    last record. The child is forked first, so that it runs while the sibling is forked,
@@ -374,9 +245,9 @@ let check_replayed hol goal limits ~server_fd ~deadline ~nonce attempt =
           if ok_to_replay ~nonce got then
             (* The replay is proofeval's cost, not the proof's: a budget of its own. *)
             let deadline = now () +. limits.timeout in
-            replay_verdict limits ~writer ~replayer:replayed
+            replay_verdict ~timeout:limits.timeout ~writer ~replayer:replayed
               (read_until_eof_or ~limit:65536 deadline (snd replayer))
-          else attempt_verdict ~nonce ~replay:true limits got writer))
+          else attempt_verdict ~nonce ~replay:true ~timeout:limits.timeout got writer))
 
 let check hol engine goal limits ~replay answer ~server_fd =
   hol.prepare_replay ();
@@ -403,7 +274,7 @@ let check hol engine goal limits ~replay answer ~server_fd =
             (attempt hol ~replay prepared before goal ~nonce ~steps:None)
         in
         let got = read_until_eof_or ~limit:65536 deadline (snd child) in
-        settle child (attempt_verdict ~nonce ~replay limits got)
+        settle child (attempt_verdict ~nonce ~replay ~timeout:limits.timeout got)
   in
   verdict @ [ Printf.sprintf "%.3f" (now () -. start) ]
 

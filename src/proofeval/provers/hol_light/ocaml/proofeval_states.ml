@@ -75,7 +75,7 @@ let in_child ?deadline limits ~server_fd body =
                && List.mem v [ "FAIL"; "CHEATING"; "ERROR" ]
                && List.mem stage [ "precheck"; "check" ] -> `Failed [ v; stage; msg ]
         | _ | (exception _) -> failed "ERROR" "no valid result from the child")
-    | `Eof _, st -> failed "ERROR" (Proofeval_server.describe_status st)
+    | `Eof _, st -> failed "ERROR" (Proofeval_verdict.describe_status st)
   in
   (result, spent)
 
@@ -126,7 +126,7 @@ let apply g engine table ~server_fd from id timeout memory_mb tactic =
       in
       let outcome =
         match prepared with
-        | `Refused no -> (`Failed (Proofeval_server.refused no), "0.000")
+        | `Refused no -> (`Failed (Proofeval_verdict.refused no), "0.000")
         | `Later prepared -> in_child ~deadline limits ~server_fd (apply_body g prepared st)
       in
       match outcome with
@@ -152,7 +152,7 @@ let search g hol ~server_fd pattern limit timeout memory_mb =
   | None -> [ "failed"; "ERROR"; "precheck"; "a pattern is one HOL term in backquotes, never code"; "0" ]
   | Some inner -> (
       let body () =
-        match hol.Proofeval_server.parse_term inner with
+        match hol.Proofeval_verdict.parse_term inner with
         | exception Failure why ->
             [ "ERROR"; "precheck"; one_line ("the pattern does not parse as a term: " ^ why) ]
         | pattern ->
