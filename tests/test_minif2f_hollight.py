@@ -132,7 +132,6 @@ def test_files_that_are_not_the_published_form_are_refused(tmp_path: Path) -> No
         load_benchmark(tmp_path / "bench")
 
 
-@pytest.mark.hol
 def test_statements_elaborate_with_their_headers_and_a_proof_is_checked(
     hol_base: WarmProcess, tmp_path: Path
 ) -> None:
