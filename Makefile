@@ -29,7 +29,7 @@ test: install toolchain
 	$(VENV)/bin/pytest -q
 
 # The tests that need no prover and start no service (markers in pyproject.toml; the
-# toolchain is not needed): under a minute. Such a run refuses to start a prover.
+# toolchain is not needed): about 20 s of CPU. Such a run refuses to start a prover.
 FAST_TESTS := not hol and not coq and not why3 and not service
 
 test-fast: install
