@@ -39,7 +39,7 @@ from proofeval.runs.agent import AgentBudget, AgentOptions, run_agent
 from proofeval.runs.repair import RepairOptions, run_with_repairs
 from proofeval.runs.stream import RunOptions, run_pipeline
 from proofeval.scale.api import Checker
-from proofeval.scale.states import States
+from proofeval.scale.sessions import States
 from proofeval.states import Budget
 
 DEMO = Path(__file__).resolve().parents[1] / "src/proofeval/demo/problems.jsonl"

@@ -173,7 +173,7 @@ def test_a_proof_state_step_that_changes_state_changes_no_other_step(
     hol_base: WarmProcess,
 ) -> None:
     from proofeval.api import Checker, problem
-    from proofeval.scale.states import States
+    from proofeval.scale.sessions import States
     from proofeval.states import StepError
 
     checker = Checker(CheckSettings(workers=1), warm={"hol-light": hol_base})

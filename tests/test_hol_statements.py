@@ -258,7 +258,7 @@ EXPONENTIAL_TYPE = (
 def test_a_step_whose_error_never_ends_printing_answers_within_its_limit(
     hol_base: WarmProcess,
 ) -> None:
-    from proofeval.scale.states import States
+    from proofeval.scale.sessions import States
     from proofeval.states import StepError
 
     checker = Checker(CheckSettings(workers=1), warm={"hol-light": hol_base})

@@ -67,7 +67,7 @@ TEXTS = {
 
 @pytest.fixture(scope="module")
 def session(hol_base: WarmProcess) -> Iterator[object]:
-    from proofeval.scale.states import States
+    from proofeval.scale.sessions import States
 
     checker = Checker(CheckSettings(workers=1), warm={"hol-light": hol_base})
     with checker, States(checker) as states, states.session() as session:

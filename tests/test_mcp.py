@@ -24,7 +24,7 @@ from proofeval.model import Verdict
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.interface import CheckSettings
 from proofeval.scale.api import Checker
-from proofeval.scale.states import States
+from proofeval.scale.sessions import States
 from proofeval.states import Budget
 from proofeval.store import RunStore
 from tests.conftest import FORALL

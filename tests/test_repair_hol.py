@@ -19,7 +19,7 @@ from proofeval.runs.agent import AgentBudget, AgentOptions, run_agent
 from proofeval.runs.repair import RepairOptions, run_with_repairs
 from proofeval.runs.stream import RunOptions
 from proofeval.scale.api import Checker
-from proofeval.scale.states import States
+from proofeval.scale.sessions import States
 from proofeval.states import Budget
 from proofeval.store import RunStore
 from tests.openai_stub import StubServer

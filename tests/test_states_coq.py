@@ -18,7 +18,7 @@ from proofeval.model import Stage, Verdict
 from proofeval.provers.coq.states import CoqStates
 from proofeval.provers.interface import CheckSettings
 from proofeval.provers.states import StepLimits
-from proofeval.scale.states import States
+from proofeval.scale.sessions import States
 from proofeval.states import Budget, BudgetExceeded, State, StepError, UnknownState
 from proofeval.store import RunStore
 

@@ -21,7 +21,7 @@ from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.hol_light.states import HolLightStateFactory
 from proofeval.provers.interface import CheckSettings
 from proofeval.provers.states import Step, StepLimits
-from proofeval.scale.states import States
+from proofeval.scale.sessions import States
 from proofeval.states import Budget, BudgetExceeded, State, StepError, UnknownState
 from proofeval.store import RunStore
 from tests.conftest import FORALL, on_both_paths

@@ -17,7 +17,7 @@ from proofeval.model import Problem
 from proofeval.provers.backend import SharedProcess
 from proofeval.runs.agent import AgentBudget, AgentOptions, run_agent
 from proofeval.scale.api import Checker
-from proofeval.scale.states import States
+from proofeval.scale.sessions import States
 from proofeval.states import Budget
 
 

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from proofeval.agents.tools import Limits, Tools
     from proofeval.loaders import load_benchmark
     from proofeval.scale.api import Checker
-    from proofeval.scale.states import States
+    from proofeval.scale.sessions import States
     from proofeval.states import Budget
 
     bench = load_benchmark(args.problems, selection(args))

@@ -17,7 +17,7 @@ from proofeval.loaders import load_benchmark
 from proofeval.model import Outcome, Problem, Verdict
 from proofeval.provers.backend import SharedProcess
 from proofeval.scale.api import Checker
-from proofeval.scale.states import States
+from proofeval.scale.sessions import States
 from proofeval.states import Budget, StateSession
 
 # diagnose's steps over a whole run: bounded per step (step_timeout), not in number

@@ -29,7 +29,7 @@ from proofeval.scale.api import Checker, problem
 from proofeval.scale.service.connections import ConnectionGuard, ConnectionLimits
 from proofeval.scale.service.metrics import Metrics
 from proofeval.scale.service.state_routes import add_state_routes
-from proofeval.scale.states import States
+from proofeval.scale.sessions import States
 
 
 class ProblemIn(BaseModel):

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from proofeval.errors import InputError
 from proofeval.model import Problem
-from proofeval.scale.states import States
+from proofeval.scale.sessions import States
 from proofeval.states import Budget, StateSession, StepError
 
 MAX_SESSIONS = 64
