@@ -80,7 +80,8 @@ def _terminated(_signum: int, _frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if threading.current_thread() is threading.main_thread():
+    own = getattr(args, "own_signals", False)  # the service drains on SIGTERM itself
+    if not own and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminated)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # what a run records it was
     try:

@@ -6,8 +6,9 @@ its prover's checker (provers/interface.py), fed attempts as they come. Problems
 to `plan` together share one lane per prover, so that a prover can share work among
 them (HOL Light loads every shared prefix of their contexts once); any other problem
 gets the lane of its context (prover, directory, header), made when first needed.
-At most `settings.workers` attempts are checked at a time, whatever the number of lanes
-and provers: this is the one place that decides parallelism. A context lane idle for
+At most `settings.workers` attempts of each prover are checked at a time, whatever the
+number of its lanes (a run that mixes provers checks them side by side): this is the one
+place that decides parallelism. A context lane idle for
 `idle_seconds`, or the least recently used idle one while the prover processes use more
 than `max_memory_mb`, is closed; the next attempt on it loads it again. A prover's shared
 process (HOL Light's core) is started once, in a thread that lives as long as the engine.
@@ -20,6 +21,7 @@ stops rather than record a prover's absence as verdicts).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import queue
 import threading
@@ -84,6 +86,7 @@ class _Task:
     job: Job
     future: Future[Outcome]
     raises: bool  # a lane's failure is this task's exception, not an ERROR outcome
+    order: int = 0  # submission order, across provers
 
 
 class _Shared:
@@ -182,12 +185,13 @@ class Engine:
         self._shared: dict[str, _Shared] = {}
         self._planned: dict[str, str] = {}  # problem id -> its planned lane's key
         self._cond = threading.Condition()
-        self._queue: deque[_Task] = deque()
+        self._queues: dict[str, deque[_Task]] = {}  # by prover, each in arrival order
         self._lanes: OrderedDict[str, _Lane] = OrderedDict()  # least recently used first
-        self._running = 0
+        self._running: dict[str, int] = {}  # by prover
         self._closing = False
         self._memory_mb = 0.0
         self._remote = remote
+        self._order = itertools.count()
         self._threads = [
             threading.Thread(target=self._dispatch, daemon=True),
             threading.Thread(target=self._maintain, daemon=True),
@@ -220,7 +224,7 @@ class Engine:
         prover's checker is the future's exception (else its ERROR outcome). A prover
         proofeval cannot check gets an ERROR that says why."""
         key = self._planned.get(job.problem.id) or context_key(job.problem)
-        task = _Task(key, job, Future(), raises)
+        task = _Task(key, job, Future(), raises, next(self._order))
         refusal = registry.check_error(job.problem.prover)
         if refusal is not None:  # one ERROR for this attempt, never the whole batch lost
             task.future.set_running_or_notify_cancel()
@@ -229,7 +233,8 @@ class Engine:
         with self._cond:
             if self._closing:
                 raise InputError("this checker is closed")
-            self._queue.append(task)
+            prover = registry.canonical(job.problem.prover)
+            self._queues.setdefault(prover, deque()).append(task)
             self._cond.notify_all()
         return task.future
 
@@ -242,9 +247,12 @@ class Engine:
 
     def stats(self) -> Stats:
         with self._cond:
-            queued = sum(not t.future.cancelled() for t in self._queue)
+            queued = sum(not t.future.cancelled() for q in self._queues.values() for t in q)
             contexts = len(self._lanes) if self._remote is None else self._remote.contexts()
-            return Stats(queued, self._running, contexts, self._memory_mb)
+            running = sum(self._running.values())
+        if self.max_memory_mb is None:  # else _maintain measures it every TICK
+            self._memory_mb = descendants_mb()
+        return Stats(queued, running, contexts, self._memory_mb)
 
     def contexts(self) -> list[str]:
         """The keys (context_key) of the warm context lanes, least recently used first."""
@@ -256,7 +264,7 @@ class Engine:
         with self._cond:
             self._closing = True
             self._cond.notify_all()
-            while self._queue or self._running:
+            while self._busy():
                 self._cond.wait()
             lanes = list(self._lanes.values())
             for lane in lanes:
@@ -277,9 +285,10 @@ class Engine:
         to end and clean up after itself (its scratch directories, its processes)."""
         with self._cond:
             self._closing = True
-            for task in self._queue:
-                task.future.cancel()
-            self._queue.clear()
+            for queued in self._queues.values():
+                for task in queued:
+                    task.future.cancel()
+                queued.clear()
             lanes = list(self._lanes.values())
             for lane in lanes:
                 self._end(lane)
@@ -293,20 +302,21 @@ class Engine:
 
     # --- dispatching ---------------------------------------------------------------------
 
+    def _busy(self) -> bool:
+        return any(self._queues.values()) or any(self._running.values())
+
     def _dispatch(self) -> None:
-        """Send queued attempts to their lanes, at most `workers` at a time."""
-        # A remote executor (Ray's nodes) bounds the attempts in flight itself.
-        workers = max(1, self.settings.workers) if self._remote is None else math.inf
+        """Send queued attempts to their lanes, at most `workers` of a prover at a time."""
         with self._cond:
             while True:
-                while not self._queue or self._running >= workers:
-                    if self._closing and not self._queue:
+                while (task := self._next()) is None:
+                    if self._closing and not any(self._queues.values()):
                         return
                     self._cond.wait()
-                task = self._queue.popleft()
                 if not task.future.set_running_or_notify_cancel():
                     continue  # its caller went away before it started
-                self._running += 1
+                prover = registry.canonical(task.job.problem.prover)
+                self._running[prover] = self._running.get(prover, 0) + 1
                 if self._remote is not None:
                     answer = lambda _a, o, t=task: self._finish(t, o)  # noqa: E731
                     self._remote.submit(context_key(task.job.problem), task.job, answer)
@@ -314,6 +324,21 @@ class Engine:
                 lane = self._lane(task)
                 lane.tasks[task.job.attempt] = task
                 lane.jobs.put(task.job)
+
+    def _next(self) -> _Task | None:
+        """The oldest queued attempt of a prover with a worker free (lock held)."""
+        # A remote executor (Ray's nodes) bounds the attempts in flight itself.
+        workers = max(1, self.settings.workers) if self._remote is None else math.inf
+        ready = [
+            queued[0]
+            for prover, queued in self._queues.items()
+            if queued and self._running.get(prover, 0) < workers
+        ]
+        if not ready:
+            return None
+        task = min(ready, key=lambda t: t.order)
+        self._queues[registry.canonical(task.job.problem.prover)].popleft()
+        return task
 
     def _lane(self, task: _Task) -> _Lane:
         lane = self._lanes.get(task.key)
@@ -361,7 +386,8 @@ class Engine:
 
     def _finish(self, task: _Task, result: Outcome | BaseException) -> None:
         with self._cond:
-            self._running -= 1
+            prover = registry.canonical(task.job.problem.prover)
+            self._running[prover] -= 1
             self._cond.notify_all()
         if isinstance(result, BaseException):
             task.future.set_exception(result)
@@ -392,9 +418,10 @@ class Engine:
     def _maintain(self) -> None:
         while True:
             with self._cond:
-                if self._closing and not self._queue and not self._running:
+                if self._closing and not self._busy():
                     return
-            self._memory_mb = descendants_mb()
+            if self.max_memory_mb is not None:
+                self._memory_mb = descendants_mb()
             self._evict_idle()
             self._evict_for_memory()
             time.sleep(TICK)

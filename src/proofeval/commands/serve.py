@@ -123,7 +123,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "client, or gets 503 when all are being answered (default %(default)s)",
     )
     add_checker_options(p)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, own_signals=True)  # uvicorn drains on SIGTERM itself
 
 
 def is_loopback(host: str) -> bool:
