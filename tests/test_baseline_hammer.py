@@ -8,6 +8,7 @@ from pathlib import Path
 from proofeval.baselines import tactics
 from proofeval.baselines.run import BaselineOptions, budget
 from proofeval.model import Problem
+from proofeval.provers.coq import hammer
 
 COQ = Problem("p", "Theorem p : True.", "coq", header="Require Import Arith.\n")
 
@@ -17,7 +18,7 @@ def opts(**given: float) -> BaselineOptions:
 
 
 def test_the_hammer_is_never_cut_before_its_own_limits() -> None:
-    own = tactics.HAMMER_ATP_LIMIT + tactics.HAMMER_RECONSTR_LIMIT
+    own = hammer.ATP_LIMIT + hammer.RECONSTR_LIMIT
     assert budget(opts(), COQ) > own  # 10 s per tactic timed out every hammer call
     portfolio = BaselineOptions(Path("b"), Path("o"), "portfolio")
     assert budget(portfolio, COQ) == tactics.DEFAULT_TIMEOUT
@@ -34,8 +35,8 @@ def test_the_papers_limit_reaches_coqhammers_atps() -> None:
 
 
 def test_the_atps_present_are_those_on_the_checkers_path() -> None:
-    present, missing = tactics.hammer_atps()
-    assert sorted(present + missing) == sorted(tactics.HAMMER_ATPS)
-    for name, program in tactics.HAMMER_ATPS.items():
-        on_path = shutil.which(program, path=tactics.CHECKER_PATH) is not None
+    present, missing = hammer.atps()
+    assert sorted(present + missing) == sorted(hammer.ATPS)
+    for name, program in hammer.ATPS.items():
+        on_path = shutil.which(program, path=hammer.CHECKER_PATH) is not None
         assert (name in present) == on_path

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from proofeval.baselines import tactics
 from proofeval.cli import main
 from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Outcome, Verdict
-from proofeval.provers.coq import CoqChecker
+from proofeval.provers.coq import CoqChecker, hammer
 from proofeval.provers.coq.project import TreeCopy, error_part, installed_library
 from proofeval.provers.coq.toolchain import Toolchain, installed, resolve
 from proofeval.provers.interface import CheckSettings, Job
@@ -146,13 +145,13 @@ def test_coqhammers_atps_are_looked_for_in_the_toolchains_root(tmp_path: Path) -
     program = tmp_path / "usr/bin/eprover"
     program.write_text("#!/bin/sh\n")
     program.chmod(0o755)
-    present, missing = tactics.hammer_atps(tmp_path)
+    present, missing = hammer.atps(tmp_path)
     assert present == ["E"] and sorted(missing) == ["CVC4", "Vampire", "Z3"]
 
 
 @needs_debian13
 def test_debian13s_atps_are_its_own() -> None:
-    present, _missing = tactics.hammer_atps(resolve("debian13").root)
+    present, _missing = hammer.atps(resolve("debian13").root)
     assert {"E", "CVC4"} <= set(present)
 
 
@@ -165,7 +164,7 @@ def test_baseline_hammer_says_which_atps_the_toolchain_it_ran_on_has(
     out = tmp_path / "run"
     args = ["baseline", str(bench), "--out", str(out), "--method", "hammer", "--coq", "debian13"]
     assert main([*args, "--tactic-timeout", "20", "--workers", "1"]) == 0
-    present, missing = tactics.hammer_atps(resolve("debian13").root)
+    present, missing = hammer.atps(resolve("debian13").root)
     said = capsys.readouterr().err
     assert (
         f"CoqHammer's ATPs in Coq 8.20.1 (debian13): {', '.join(present)} present; "

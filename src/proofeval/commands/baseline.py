@@ -19,15 +19,15 @@ def _methods_help() -> str:
     rows = []
     for method in tactics.METHODS:
         provers = [
-            f"{prover}: {len(portfolio)} tactics"
-            for (prover, m), portfolio in sorted(tactics.TACTICS.items())
-            if m == method
+            f"{name}: {len(backend.baselines[method].tactics)} tactics"
+            for name, backend in sorted(registry.BACKENDS.items())
+            if method in backend.baselines
         ]
         rows.append(f"{method} ({', '.join(provers)})")
     rows.append(
         f"{atp.METHOD} (a benchmark `build why3` wrote: Why3's automatic provers, see --atp-budget)"
     )
-    return " or ".join(rows) + "; the tactics are listed in proofeval/baselines/tactics.py"
+    return " or ".join(rows) + "; the tactics are each prover's (provers/NAME/backend.py)"
 
 
 def configure(sub: argparse._SubParsersAction) -> None:
@@ -62,9 +62,9 @@ def configure(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="SECONDS",
         help=f"wall-clock budget of each tactic on each problem (default "
-        f"{tactics.DEFAULT_TIMEOUT:g}; coq hammer: CoqHammer's own limits, ATPs "
-        f"{tactics.HAMMER_ATP_LIMIT} s + reconstruction {tactics.HAMMER_RECONSTR_LIMIT} s + "
-        f"{tactics.HAMMER_SLACK} s = {tactics.default_timeout('coq', 'hammer'):g})",
+        f"{tactics.DEFAULT_TIMEOUT:g}; coq hammer: CoqHammer's own limits, its ATPs' and its "
+        f"reconstruction's, and coqtop's time around them: "
+        f"{tactics.default_timeout('coq', 'hammer'):g})",
     )
     p.add_argument(
         "--problem-timeout",
@@ -122,16 +122,11 @@ def run(args: argparse.Namespace) -> int:
     )
     solves = run_baseline(opts)
     print(solve_table(solves))
-    if args.method == "hammer":
-        problems = load_benchmark(opts.problems, opts.selection).problems
-        for system in registry.systems(problems, opts.settings):
-            if system.root is None:
-                continue  # not installed: each of its attempts says so as its ERROR
-            present, missing = tactics.hammer_atps(system.root)
-            say(
-                f"CoqHammer's ATPs in {system.description}: {', '.join(present) or 'none'} "
-                f"present; {', '.join(missing) or 'none'} missing (Vampire is not in Debian)"
-            )
+    problems = load_benchmark(opts.problems, opts.selection).problems
+    systems = registry.systems(problems, opts.settings)
+    for name in sorted({registry.canonical(p.prover) for p in problems}):
+        for note in registry.backend(name).baseline_notes(args.method, systems):
+            say(note)
     unchecked = sum(not s.checked for s in solves)
     if unchecked:
         say(f"{unchecked} problems have unchecked tactics: re-run to finish them")

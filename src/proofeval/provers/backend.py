@@ -12,8 +12,8 @@ refused with `unchecked`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -77,6 +77,19 @@ class Toolchains(Protocol):
     def describe(self, name: str) -> System: ...
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """One baseline method of a prover: the tactics it tries on every problem, in order;
+    what must be loaded before each problem's header for them (`tools`, which an answer
+    may not load itself); each tactic's default wall-clock budget; and, for a method with
+    limits of its own, the header line that raises them to a per-problem budget."""
+
+    tactics: tuple[str, ...]
+    tools: str = ""
+    timeout: float = 10.0
+    limit_line: Callable[[float], str] | None = None
+
+
 CheckerFactory = Callable[
     [CheckSettings, ResultCallback, EventCallback, "SharedProcess | None"], Checker
 ]
@@ -104,6 +117,10 @@ def _no_warnings(_problems: Iterable[Problem]) -> list[str]:
     return []
 
 
+def _no_notes(_method: str, _systems: Sequence[System]) -> list[str]:
+    return []
+
+
 @dataclass(frozen=True)
 class Backend:
     """Everything proofeval knows about one prover.
@@ -119,7 +136,10 @@ class Backend:
     probe: an answer that elaborates any statement and proves nothing (validation).
     systems: the exact builds that check given problems. warnings: risks a benchmark's own
     headers open. toolchains: other builds problems may choose. home: where the prover is
-    installed when settings name no other place (HOL Light's sources)."""
+    installed when settings name no other place (HOL Light's sources). baselines: its
+    baseline methods by name; tactic: how an answer states one tactic ("{}" is the
+    tactic); no_baseline: why a method it lacks is missing; baseline_notes: what a
+    method's run should say about the systems it runs on (the ATPs CoqHammer finds)."""
 
     name: str
     title: str
@@ -138,3 +158,7 @@ class Backend:
     warnings: Callable[[Iterable[Problem]], list[str]] = _no_warnings
     toolchains: Toolchains | None = None
     home: Path | None = None
+    baselines: Mapping[str, Baseline] = field(default_factory=dict)
+    tactic: str = "{}"
+    no_baseline: Mapping[str, str] = field(default_factory=dict)
+    baseline_notes: Callable[[str, Sequence[System]], list[str]] = _no_notes

@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from proofeval.errors import InputError
 from proofeval.model import Problem
-from proofeval.provers.backend import Backend, SharedProcess, StateOpener, System
+from proofeval.provers.backend import Backend, Baseline, SharedProcess, StateOpener, System
+from proofeval.provers.coq import hammer
 from proofeval.provers.coq.answers import answer
 from proofeval.provers.interface import Checker, CheckSettings, EventCallback, ResultCallback
 
@@ -106,6 +107,36 @@ class _Toolchains:
 
 TOOLCHAINS = _Toolchains()
 
+TACTICS = ("lia", "nia", "lra", "nra", "firstorder", "intuition", "auto", "easy", "congruence")
+# The baselines' tools: CoqHammer's hammer and sauto live in the Hammer library; lia, nia,
+# lra and nra in Lia, Lra and Psatz.
+BASELINES = {
+    "portfolio": Baseline(
+        (*TACTICS, "sauto"), tools=f"From Coq Require Import Lia Lra Psatz.\n{hammer.IMPORT}"
+    ),
+    "hammer": Baseline(
+        ("hammer", "sauto"), tools=hammer.IMPORT, timeout=hammer.TIMEOUT,
+        limit_line=hammer.limit_line,
+    ),
+}  # fmt: skip
+
+
+def _baseline_notes(method: str, systems: Sequence[System]) -> list[str]:
+    """For the hammer: the ATPs CoqHammer finds in each toolchain's system."""
+    if method != "hammer":
+        return []
+    notes = []
+    for system in systems:
+        if system.root is None:
+            continue  # not installed: each of its attempts says so as its ERROR
+        present, missing = hammer.atps(system.root)
+        notes.append(
+            f"CoqHammer's ATPs in {system.description}: {', '.join(present) or 'none'} "
+            f"present; {', '.join(missing) or 'none'} missing (Vampire is not in Debian)"
+        )
+    return notes
+
+
 BACKEND = Backend(
     name="coq",
     title="Coq",
@@ -119,4 +150,7 @@ BACKEND = Backend(
     systems=_systems,
     warnings=_warnings,
     toolchains=TOOLCHAINS,
+    baselines=BASELINES,
+    tactic="Proof. {}. Qed.",
+    baseline_notes=_baseline_notes,
 )

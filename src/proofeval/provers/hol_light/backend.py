@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING
 
 from proofeval.errors import InputError
 from proofeval.model import Problem
-from proofeval.provers.backend import Backend, Shared, SharedProcess, StateOpener, System
+from proofeval.provers.backend import (
+    Backend,
+    Baseline,
+    Shared,
+    SharedProcess,
+    StateOpener,
+    System,
+)
 from proofeval.provers.interface import Checker, CheckSettings, EventCallback, ResultCallback
 from proofeval.provers.states import Step
 
@@ -99,6 +106,17 @@ def assemble(steps: Sequence[Step]) -> str:
     return tree() if steps else "ALL_TAC"
 
 
+TACTICS = (
+    "ARITH_TAC",
+    "INT_ARITH_TAC",
+    "REAL_ARITH_TAC",
+    "MESON_TAC[]",
+    "SET_TAC[]",
+    "WORD_ARITH_TAC",
+    "WORD_BITWISE_TAC",
+)
+PORTFOLIO = Baseline((*TACTICS, *(f"REPEAT STRIP_TAC THEN {tactic}" for tactic in TACTICS)))
+
 BACKEND = Backend(
     name="hol-light",
     title="HOL Light",
@@ -112,4 +130,9 @@ BACKEND = Backend(
     probe="ALL_TAC",
     systems=_systems,
     home=DEBIAN,
+    baselines={"portfolio": PORTFOLIO},
+    no_baseline={
+        "hammer": "HOL Light has no hammer in Debian (HOL(y)Hammer is not packaged); "
+        "use --method portfolio"
+    },
 )
