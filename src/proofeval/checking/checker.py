@@ -48,7 +48,8 @@ class LocalChecker:
     """Checks batches of (problem, proof) with the verdicts, stages and messages of
     `proofeval check`, keeping warm contexts across calls. Use it as a context manager.
 
-    settings: workers (attempts checked at a time), memory limit per attempt, sandbox...
+    settings: workers (attempts of each prover checked at a time), memory limit per
+    attempt, sandbox...
     timeout: seconds per attempt when neither the problem nor the call names a limit.
     max_memory_mb: close least recently used idle contexts while the prover processes
     use more (None: no budget). idle_seconds: close a context unused that long.

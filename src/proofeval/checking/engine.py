@@ -115,16 +115,14 @@ class _Shared:
             self.ready.set()
 
     def _run(self, prover: str, settings: CheckSettings, read_only: list[Path]) -> None:
-        self.on_event(f"starting {prover}'s shared process")
         try:
-            started = registry.start_shared(prover, settings, read_only)
+            started = registry.start_shared(prover, settings, read_only, self.on_event)
         except BaseException as exc:  # every lane of this prover gives it as its failure
             self.on_event(f"{prover} did not start: {exc}")
             self.error = exc
             self.ready.set()
             return
         assert started is not None
-        self.on_event(f"{prover} is ready")
         self.process = started.process
         self.ready.set()
         self._stop.wait()
@@ -471,6 +469,7 @@ def check_all(
             raise InputError(error)
     failures: list[BaseException] = []
     lock = threading.Lock()
+    directories = {Path(p.directory) for p in problems if p.directory}  # contexts load there
 
     def record(job: Job, future: Future[Outcome]) -> None:
         with lock:
@@ -481,7 +480,7 @@ def check_all(
             except BaseException as exc:  # raised below, once the engine has closed
                 failures.append(exc)
 
-    engine = Engine(settings, warm=warm, on_event=on_event, remote=remote)
+    engine = Engine(settings, read_only=directories, warm=warm, on_event=on_event, remote=remote)
     try:
         engine.plan(problems)
         for job in jobs:

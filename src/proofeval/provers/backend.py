@@ -93,7 +93,7 @@ class Baseline:
 CheckerFactory = Callable[
     [CheckSettings, ResultCallback, EventCallback, "SharedProcess | None"], Checker
 ]
-SharedStarter = Callable[[CheckSettings, Iterable[Path]], Shared]
+SharedStarter = Callable[[CheckSettings, Iterable[Path], EventCallback], Shared]
 StatesFactory = Callable[[CheckSettings, "SharedProcess | None"], StateOpener]
 
 

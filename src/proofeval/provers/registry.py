@@ -22,14 +22,10 @@ from proofeval.provers.interface import (
 from proofeval.provers.isabelle import backend as isabelle
 from proofeval.provers.lean4 import backend as lean4
 
+# Every prover proofeval knows, by name; an entry added here is a prover everywhere.
 BACKENDS: dict[str, Backend] = {
     b.name: b for b in (hol_light.BACKEND, coq.BACKEND, lean4.BACKEND, isabelle.BACKEND)
 }
-
-
-def register(backend: Backend) -> None:
-    """Add a prover: everything proofeval does with provers then does it with this one."""
-    BACKENDS[backend.name] = backend
 
 
 def find(name: str) -> Backend | None:
@@ -115,12 +111,15 @@ def has_shared(prover: str) -> bool:
 
 
 def start_shared(
-    prover: str, settings: CheckSettings, read_only: Iterable[Path] = ()
+    prover: str,
+    settings: CheckSettings,
+    read_only: Iterable[Path] = (),
+    on_event: EventCallback = lambda _msg: None,
 ) -> Shared | None:
     """Start `prover`'s shared process (minutes for HOL Light); None if it has none.
-    `read_only`: directories its contexts may load files from."""
+    `read_only`: directories its contexts may load files from; `on_event`: its progress."""
     starter = backend(prover).shared
-    return None if starter is None else starter(settings, read_only)
+    return None if starter is None else starter(settings, read_only, on_event)
 
 
 def state_opener(

@@ -45,11 +45,13 @@ def _checker(
     return HolLightChecker(settings, on_result, on_event, base=core(shared))
 
 
-def _shared(settings: CheckSettings, read_only: Iterable[Path]) -> Shared:
+def _shared(settings: CheckSettings, read_only: Iterable[Path], on_event: EventCallback) -> Shared:
     from proofeval.provers.hol_light.server import launcher
 
-    started = launcher(settings, read_only)
-    return Shared(started.start(), started.close)
+    started = launcher(settings, read_only, on_event)
+    core = started.start()
+    on_event("HOL Light core loaded")
+    return Shared(core, started.close)
 
 
 def _states(settings: CheckSettings, shared: SharedProcess | None) -> StateOpener:
