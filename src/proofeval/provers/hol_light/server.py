@@ -510,8 +510,9 @@ class Launcher:
 
     def kill(self, proc: WarmProcess) -> None:
         """Have the sandbox's first process (the base, the namespace's init, which no
-        process inside can stop) kill `proc` and its process group: the deadline of
-        code that runs there, whatever that code does with its own signals."""
+        process inside can stop) kill `proc`, its process group and every process it
+        started, whatever session they left for: the deadline of code that runs there,
+        whatever that code does with its own signals."""
         base = self._base
         if base is None or base is proc or proc.conn.pid <= 1:
             return

@@ -360,6 +360,90 @@ let bound_for_loading memory_mb =
   memory_ceiling := within_ceiling memory_mb;
   setrlimit rlimit_as (Int64.mul (Int64.of_int !memory_ceiling) 1048576L)
 
+(* ---------------------------------------------------------------------- *)
+(* Nothing a context's code starts outlives its load.                       *)
+(* ---------------------------------------------------------------------- *)
+
+external child_subreaper : bool -> unit = "proofeval_child_subreaper"
+
+(* Every process the sandbox shows: pid, parent, and whether it still runs (not a
+   zombie). Exceptions are caught whatever they are (see [kill_group]).
+   "pid (command) state ppid ...": the command may hold anything but the last ')'. *)
+let parse_stat pid line =
+  let after = String.rindex line ')' + 2 in
+  match String.split_on_char ' ' (String.sub line after (String.length line - after)) with
+  | state :: ppid :: _ -> Some (pid, int_of_string ppid, state <> "Z" && state <> "X")
+  | _ -> None
+
+let read_stat pid =
+  match open_in (Printf.sprintf "/proc/%d/stat" pid) with
+  | exception _ -> None
+  | ic ->
+      let line = try Some (input_line ic) with _ -> None in
+      close_in_noerr ic;
+      (try Option.bind line (parse_stat pid) with _ -> None)
+
+let processes () =
+  let names = try Sys.readdir "/proc" with _ -> [||] in
+  List.filter_map (fun n -> Option.bind (int_of_string_opt n) read_stat) (Array.to_list names)
+
+let children_of parent = List.filter (fun (_, ppid, _) -> ppid = parent) (processes ())
+
+let sigkill pid = try Unix.kill pid Sys.sigkill with _ -> ()
+
+(* This process's children but [keep], killed and reaped, until none is left: as a
+   subreaper, it receives the children of each one that dies, so a session left with
+   setsid or a double fork does not escape. *)
+let rec end_children ~keep =
+  let me = Unix.getpid () in
+  match List.filter (fun (pid, _, _) -> not (List.mem pid keep)) (children_of me) with
+  | [] -> ()
+  | strays ->
+      List.iter (fun (pid, _, _) -> sigkill pid) strays;
+      List.iter (fun (pid, _, _) -> ignore (try reap pid with _ -> Unix.WEXITED 0)) strays;
+      end_children ~keep
+
+(* Load a context here, then end every process its code started (a client's header may
+   start one that would write in the scratch every process shares, where answers are
+   compiled and the warm parser listens), before this process serves anything. The
+   children it had before (the native path's warm parser) stay. *)
+let load_alone load path =
+  let keep = List.map (fun (pid, _, _) -> pid) (children_of (Unix.getpid ())) in
+  child_subreaper true;
+  Fun.protect
+    ~finally:(fun () ->
+      end_children ~keep;
+      child_subreaper false)
+    (fun () -> load path)
+
+(* The descendants of [root] that still run. *)
+let descendants root =
+  let all = processes () in
+  let rec below parents found =
+    match List.filter (fun (_, ppid, _) -> List.mem ppid parents) all with
+    | [] -> found
+    | next -> below (List.map (fun (pid, _, _) -> pid) next) (next @ found)
+  in
+  List.filter_map (fun (pid, _, alive) -> if alive then Some pid else None) (below [ root ] [])
+
+(* A process that outlived its deadline (a load: see [load_alone]), with everything it
+   started. Stopped first, so that it starts nothing more; as a subreaper it holds the
+   orphans of the descendants killed here, until none runs. Bounded: a descendant that
+   forks as fast as it is killed cannot hold this process forever. *)
+let kill_tree pid =
+  (try Unix.kill pid Sys.sigstop with _ -> ());
+  let rec sweep rounds =
+    match descendants pid with
+    | [] -> ()
+    | pids ->
+        List.iter sigkill pids;
+        if rounds > 0 then (
+          Unix.sleepf 0.001;
+          sweep (rounds - 1))
+  in
+  sweep 10000;
+  kill_group pid
+
 let connect path token =
   let sock = Unix.socket ~cloexec:true Unix.PF_UNIX Unix.SOCK_STREAM 0 in
   Unix.connect sock (Unix.ADDR_UNIX path);
@@ -401,9 +485,9 @@ and handle srv sock request =
     | [ "load"; dir; path; memory_mb ] ->
         if dir <> "" then Sys.chdir dir;
         if memory_mb <> "" then bound_for_loading (int_of_string memory_mb);
-        srv.engine.load path
+        load_alone srv.engine.load path
     | [ "kill"; pid ] ->
-        kill_group (int_of_string pid);
+        kill_tree (int_of_string pid);
         [ "ok" ]
     | [ "goal"; id; text; timeout; memory_mb ] ->
         add_goal srv ~server_fd:sock id text (limits_of timeout memory_mb)

@@ -57,6 +57,17 @@ value proofeval_die_with_parent(value unit)
   CAMLreturn(Val_unit);
 }
 
+/* Orphaned descendants of this process become its children, not the sandbox's first
+   process's (on): so a process that loads a context finds every process the context's
+   code started, whatever session it left for, and ends it (proofeval_server.ml). */
+value proofeval_child_subreaper(value on)
+{
+  CAMLparam1(on);
+  if (prctl(PR_SET_CHILD_SUBREAPER, Bool_val(on) ? 1 : 0, 0, 0, 0) != 0)
+    caml_failwith("PR_SET_CHILD_SUBREAPER failed");
+  CAMLreturn(Val_unit);
+}
+
 /* No other process (even with our uid) may open this one's /proc entries: its
    descriptors (a worker's verdict pipe), memory or environment. Forks inherit it. */
 value proofeval_forbid_inspection(value unit)
