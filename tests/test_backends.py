@@ -158,3 +158,19 @@ def test_rocq_is_coq_wherever_a_prover_is_named(tmp_path: Path) -> None:
     path.write_text(json.dumps({"id": "t", "prover": "rocq", "statement": "Theorem t : True."}))
     assert [p.prover for p in load_benchmark(path).problems] == ["coq"]
     assert problem("rocq", "Theorem t : True.").prover == "coq"
+
+
+def test_an_answer_with_no_proof_is_one_status_on_every_prover(toy: Backend) -> None:
+    """Nothing left after extraction (an empty reply, an empty block, a Coq reply that
+    only restates the theorem) is FAIL at `extract` for every prover, before any prover
+    runs (no prover starts in this test)."""
+    items = [
+        (problem("toy", "1 + 1 = 2"), "```toy\n```"),
+        (problem("hol-light", "`!n. n + 0 = n`"), "Here:\n```ocaml\n\n```"),
+        (problem("coq", "Theorem t : True."), "```coq\nTheorem t : True.\n```"),
+        (problem("coq", "Theorem t : True."), ""),
+    ]
+    with Checker(CheckSettings(workers=1)) as checker:
+        outcomes = checker.check(items, extract=True)
+    assert {(o.verdict, o.stage) for o in outcomes} == {(Verdict.FAIL, Stage.EXTRACT)}
+    assert all("no proof in the answer" in o.message for o in outcomes)

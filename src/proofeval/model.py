@@ -16,6 +16,7 @@ class Verdict(str, Enum):
 
 
 class Stage(str, Enum):
+    EXTRACT = "extract"  # no proof in the answer: nothing reached a prover
     PRECHECK = "precheck"
     CHECK = "check"
 

@@ -70,6 +70,17 @@ class Stats:
     memory_mb: float  # of every prover process, at the last look
 
 
+NO_PROOF = Outcome(
+    Verdict.FAIL, Stage.EXTRACT, 0.0, "no proof in the answer: nothing to check after extraction"
+)
+
+
+def _settled(task: _Task, outcome: Outcome) -> Future[Outcome]:
+    task.future.set_running_or_notify_cancel()
+    task.future.set_result(outcome)
+    return task.future
+
+
 class Remote(Protocol):
     """Where attempts go instead of this machine's provers (scale/ray_cluster.py)."""
 
@@ -225,9 +236,9 @@ class Engine:
         task = _Task(key, job, Future(), raises, next(self._order))
         refusal = registry.check_error(job.problem.prover)
         if refusal is not None:  # one ERROR for this attempt, never the whole batch lost
-            task.future.set_running_or_notify_cancel()
-            task.future.set_result(Outcome(Verdict.ERROR, Stage.PRECHECK, 0.0, refusal))
-            return task.future
+            return _settled(task, Outcome(Verdict.ERROR, Stage.PRECHECK, 0.0, refusal))
+        if not job.attempt.proof.strip():  # the same on every prover: nothing to check
+            return _settled(task, NO_PROOF)
         with self._cond:
             if self._closing:
                 raise InputError("this checker is closed")

@@ -218,4 +218,4 @@ def _dispatch(
 
 def _unsubmitted(spent: _Spent) -> Outcome:
     why = spent.stop or "the conversation ended"
-    return Outcome(Verdict.FAIL, Stage.PRECHECK, 0.0, f"no proof submitted: {why}")
+    return Outcome(Verdict.FAIL, Stage.EXTRACT, 0.0, f"no proof submitted: {why}")
