@@ -5,6 +5,7 @@ subprocess killed mid-run resumes where it stopped."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -127,14 +128,21 @@ def test_repair_rounds_fix_failures_and_raising_r_continues(
     exported = {(r["problem_id"], r["round"]): r["proof_status"] for r in map(json.loads, lines)}
     assert exported == {k: v for k, v in EXPECTED_TWO_ROUNDS.items() if k[1] > 0}
 
+    with (run / "results.csv").open(newline="") as f:  # every round's attempt, with its round
+        rows_csv = {(r["problem_id"], int(r["round"])): r["verdict"] for r in csv.DictReader(f)}
+    assert rows_csv == EXPECTED_TWO_ROUNDS
+
     capsys.readouterr()
     assert main(["report", str(run), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [r["solved"] for r in doc["rounds"]] == [1, 2, 3]
-    assert doc["pass_at_k"] == {"1": 0.25}  # the ordinary report: round 0, no feedback
+    assert doc["round"] == 2 and doc["pass_at_k"] == {"1": 0.75}  # what the run ends with
+    assert main(["report", str(run)]) == 0
+    assert "figures after repair round 2" in capsys.readouterr().out
     assert main(["report", str(run), "--html", str(tmp_path / "html")]) == 0
     page = (tmp_path / "html" / "index.html").read_text()
     assert "Repair rounds" in page and "problems solved against repair rounds" in page
+    assert "after round 2" in page
 
 
 def test_a_run_killed_mid_round_resumes_without_asking_again(

@@ -85,9 +85,9 @@ def test_results_csv(tmp_path: Path):
     write_results_csv(rows, path)
 
     assert read_csv(path) == [
-        ["problem_id", "attempt", "category", "verdict", "stage", "seconds", "message"],
-        ["a1", "0", "generic", "FAIL", "precheck", "0.012", 'uses "Sys", no'],
-        ["a1", "1", "generic", "", "", "", ""],
+        ["problem_id", "attempt", "category", "verdict", "stage", "seconds", "message", "round"],
+        ["a1", "0", "generic", "FAIL", "precheck", "0.012", 'uses "Sys", no', "0"],
+        ["a1", "1", "generic", "", "", "", "", "0"],
     ]
     assert [p.name for p in path.parent.iterdir()] == ["results.csv"]  # no temp file left
 
@@ -96,7 +96,7 @@ def test_results_csv_creates_directory_and_keeps_umask_permissions(tmp_path: Pat
     path = tmp_path / "new" / "results.csv"
     write_results_csv([], path)
     assert read_csv(path) == [
-        ["problem_id", "attempt", "category", "verdict", "stage", "seconds", "message"]
+        ["problem_id", "attempt", "category", "verdict", "stage", "seconds", "message", "round"]
     ]
     assert path.stat().st_mode & 0o044  # readable by others as usual, not a private temp file
 

@@ -127,6 +127,7 @@ class ResultRow:
     stage: Stage | None
     seconds: float | None
     message: str
+    round: int = 0  # the repair round whose verdict this is (0: the first answer)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from proofeval.files import write_text_atomically
-from proofeval.metrics import RunMetrics
 from proofeval.model import Attempt, Generation, Problem, Verdict
 from proofeval.report import plots
 from proofeval.report.rounds import rounds_html
@@ -139,7 +138,7 @@ def render(runs: Sequence[RunData]) -> str:
         f"<style>{CSS}</style></head><body><main>",
         "<h1>proofeval report</h1>",
         *(_run_line(label, run, len(runs)) for label, run in labelled),
-        *(_cards(label, run.metrics, len(runs)) for label, run in labelled),
+        *(_cards(label, run, len(runs)) for label, run in labelled),
         *_tables(labelled),
         *(rounds_html(run.path) for _, run in labelled[:1] if len(runs) == 1),
         _pictures(labelled),
@@ -164,8 +163,11 @@ def _card(label: str, value: str, detail: str = "") -> str:
     )
 
 
-def _cards(label: str, m: RunMetrics, count: int) -> str:
+def _cards(label: str, run: RunData, count: int) -> str:
     prefix = f"{label} · " if count > 1 else ""
+    if run.round:  # the figures are of each sample's final repair round
+        prefix += f"after round {run.round} · "
+    m = run.metrics
     overall = m.overall
     est = overall.pass_at_1
     cards = []

@@ -73,6 +73,7 @@ def run_document(run: RunData) -> dict[str, Any]:
         "format": FORMAT,
         "run": str(run.path),
         "produced_by": run.info,
+        "round": run.round,  # the figures are each sample's, after this repair round
         **breakdown_document(m.overall),
         "unevaluated_problems": list(m.unevaluated),
         "ks": list(m.ks),

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
 from proofeval.errors import InputError
 from proofeval.metrics import RunMetrics, compute
 from proofeval.model import Attempt, Generation, Problem
-from proofeval.store import FILE_NAME, ResultRow, RunStore
+from proofeval.store import FILE_NAME, ResultRow, Round, RunStore
 
 
 @dataclass(frozen=True)
 class RunData:
+    """A run as reports show it. For a run with repair rounds, `attempts` and `results`
+    are each sample's final round (the first OK, else the last round checked: what the
+    run ends with), `round` the last round run, and `first` the round-0 verdicts."""
+
     path: Path
     problems: list[Problem]
     attempts: list[Attempt]
@@ -21,6 +25,8 @@ class RunData:
     generations: list[Generation]
     feedback: list[tuple[str, int, dict]] = field(default_factory=list)  # store.all_feedback
     info: dict[str, object] = field(default_factory=dict)  # what produced it (store.info)
+    round: int = 0
+    first: list[ResultRow] = field(default_factory=list)
 
     @cached_property
     def metrics(self) -> RunMetrics:
@@ -38,14 +44,58 @@ def load_run(run_dir: Path) -> RunData:
         )
     store = RunStore(run_dir)
     try:
+        first, rounds = store.results(), store.rounds()
+        attempts, results = final_round(store.attempts(), first, rounds)
         return RunData(
             run_dir,
             store.problems(),
-            store.attempts(),
-            store.results(),
+            attempts,
+            results,
             store.generations(),
             store.all_feedback(),
             store.info(),
+            max((r.round for r in rounds if r.outcome is not None), default=0),
+            first,
         )
     finally:
         store.close()
+
+
+def final_round(
+    attempts: list[Attempt], results: list[ResultRow], rounds: list[Round]
+) -> tuple[list[Attempt], list[ResultRow]]:
+    """Each sample's attempt and result at its last checked repair round (a sample stops
+    at its first OK); samples without rounds as they are."""
+    last: dict[tuple[str, int], Round] = {}
+    for r in rounds:  # ordered by problem, sample, round
+        if r.outcome is not None:
+            last[r.problem_id, r.sample] = r
+    final_attempts = [
+        replace(a, output=last[key].generation.output, proof=last[key].proof)
+        if (key := (a.problem_id, a.index)) in last
+        else a
+        for a in attempts
+    ]
+    return final_attempts, [
+        _at_round(row, last.get((row.problem_id, row.attempt))) for row in results
+    ]
+
+
+def rows_of_every_round(results: list[ResultRow], rounds: list[Round]) -> list[ResultRow]:
+    """Every checked attempt of every round: the round-0 rows, then each repair round's."""
+    categories = {row.problem_id: row.category for row in results}
+    repaired = [
+        _at_round(ResultRow(r.problem_id, r.sample, categories.get(r.problem_id, ""), None,
+                            None, None, ""), r)
+        for r in rounds
+        if r.outcome is not None
+    ]  # fmt: skip
+    return [*results, *repaired]
+
+
+def _at_round(row: ResultRow, r: Round | None) -> ResultRow:
+    if r is None or r.outcome is None:
+        return row
+    o = r.outcome
+    return replace(row, verdict=o.verdict, stage=o.stage, seconds=o.seconds,
+                   message=o.message, round=r.round)  # fmt: skip

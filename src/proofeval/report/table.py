@@ -16,7 +16,9 @@ from proofeval.model import Problem, Verdict
 from proofeval.store import ResultRow
 
 HEADER = ("Category", "Problems", "Attempts", "Eval", "OK", "FAIL", "TO/ERR", "CHEATING", "OK/Tot")
-RESULTS_COLUMNS = ("problem_id", "attempt", "category", "verdict", "stage", "seconds", "message")
+RESULTS_COLUMNS = (
+    "problem_id", "attempt", "category", "verdict", "stage", "seconds", "message", "round"
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,8 @@ def format_grid(lines: Sequence[Sequence[str]]) -> str:
 
 
 def write_results_csv(rows: list[ResultRow], path: Path) -> None:
-    """One line per attempt: problem_id, attempt, category, verdict, stage, seconds, message."""
+    """One line per attempt (and per repair round of it): problem_id, attempt, category,
+    verdict, stage, seconds, message, round."""
     records = [RESULTS_COLUMNS, *(_result_record(row) for row in rows)]
     write_csv_atomically(path, records)
 
@@ -127,4 +130,5 @@ def _result_record(row: ResultRow) -> tuple[str, ...]:
         "" if row.stage is None else row.stage.value,
         "" if row.seconds is None else f"{row.seconds:.3f}",
         row.message,
+        str(row.round),
     )

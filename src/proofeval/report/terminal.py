@@ -41,6 +41,11 @@ def format_run(run: RunData) -> str:
     the summary lines."""
     table = format_table(category_table(run.results, run.problems), pass_columns(run.metrics))
     head = provenance_lines(run.info)
+    if run.round:
+        head.append(
+            f"figures after repair round {run.round}: each sample's first OK, else its last "
+            "round (round 0 alone: the rounds table below)"
+        )
     return "\n".join([*head, *([""] if head else []), table, "", *summary_lines(run.metrics)])
 
 

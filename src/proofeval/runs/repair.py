@@ -25,6 +25,8 @@ from proofeval.loaders import load_benchmark
 from proofeval.model import Attempt, Generation, Outcome, Problem, Verdict
 from proofeval.provers.backend import SharedProcess
 from proofeval.provers.registry import supported
+from proofeval.report.run_data import rows_of_every_round
+from proofeval.report.table import write_results_csv
 from proofeval.runs.generate import Extraction, ask_all
 from proofeval.runs.stream import RunOptions, run_pipeline
 from proofeval.store import Round, RunStore
@@ -200,10 +202,11 @@ def run_with_repairs(
     store = RunStore(run_opts.out)
     try:
         generated = run_repairs(opts, store, problems, policy.for_problem, judge)
-        rounds = store.rounds()
+        rounds, first = store.rounds(), store.results()
     finally:
         store.close()
     write_jsonl_atomically(run_opts.out / REPAIRS_FILE, [_row(r) for r in rounds])
+    write_results_csv(rows_of_every_round(first, rounds), run_opts.out / "results.csv")
     return generated
 
 
