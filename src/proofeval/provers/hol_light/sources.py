@@ -16,13 +16,17 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from proofeval.errors import InputError
 from proofeval.provers.hol_light.protocol import TOO_OLD, Phrase
 
-if TYPE_CHECKING:
-    from proofeval.provers.hol_light.server import WarmProcess
+
+class Evaluator(Protocol):
+    """What core_file_ids needs of a warm process (server.WarmProcess)."""
+
+    def eval_string(self, code: str) -> str: ...
+
 
 Splitter = Callable[[Path], list[Phrase]]
 FileId = tuple[str, str]  # (base name, MD5 hex digest): HOL Light's identity of a loaded file
@@ -43,7 +47,7 @@ def file_id(path: Path) -> FileId:
     return path.name, hashlib.md5(path.read_bytes()).hexdigest()
 
 
-def core_file_ids(proc: WarmProcess) -> set[FileId]:
+def core_file_ids(proc: Evaluator) -> set[FileId]:
     """The files HOL Light has loaded in `proc` (its `loaded_files`)."""
     listing = proc.eval_string(
         'String.concat "\\n" (List.map (fun (b, d) -> b ^ " " ^ Digest.to_hex d) !loaded_files)'
