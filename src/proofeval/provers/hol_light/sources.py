@@ -25,7 +25,7 @@ from proofeval.provers.hol_light.protocol import TOO_OLD, Phrase
 class Evaluator(Protocol):
     """What core_file_ids needs of a warm process (server.WarmProcess)."""
 
-    def eval_string(self, code: str) -> str: ...
+    def eval_string(self, expr: str) -> str: ...
 
 
 Splitter = Callable[[Path], list[Phrase]]
