@@ -16,6 +16,7 @@ import uuid
 
 import pytest
 
+from proofeval.errors import CheckerError
 from proofeval.model import Verdict
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.sandbox import SCRATCH
@@ -129,6 +130,19 @@ def test_no_process_a_header_starts_outlives_its_load(hol_base: WarmProcess, hea
         second.close()
     finally:
         first.close()
+
+
+def test_a_load_killed_at_its_deadline_takes_what_it_started(hol_base: WarmProcess) -> None:
+    mark = uuid.uuid4().hex
+    endless = _marked(MARKER_BY_FORK, mark) + "while true do Unix.sleepf 0.1 done;;\n"
+    first = hol_base.clone()
+    try:
+        with pytest.raises(CheckerError):
+            first.load(hol_base.launcher.scratch_file("context", endless), "", timeout=5.0)
+    finally:
+        first.close()
+    second = with_context(hol_base, _marked(DETECT, mark))  # fails if it still runs
+    second.close()
 
 
 def test_a_header_cannot_answer_in_the_warm_parsers_place(hol_base: WarmProcess) -> None:
