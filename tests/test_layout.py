@@ -38,18 +38,12 @@ def _module_name(path: Path) -> str:
 
 
 def _imports(path: Path, modules: set[str]) -> set[str]:
-    """Every proofeval module `path` imports, function-local ones included; not those
-    under `if TYPE_CHECKING:`, which never run. `from pkg import name` imports the
-    module pkg.name where there is one, else pkg."""
+    """Every proofeval module `path` imports, function-local ones and those under
+    `if TYPE_CHECKING:` included (a cycle of types is a cycle of meaning). `from pkg
+    import name` imports the module pkg.name where there is one, else pkg."""
     tree = ast.parse(path.read_text())
-    skipped = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skipped.update(id(n) for n in ast.walk(node))
     found = set()
     for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

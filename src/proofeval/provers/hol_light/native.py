@@ -23,7 +23,6 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from proofeval.errors import CheckerError, InputError
 from proofeval.provers.hol_light.build import (
@@ -37,9 +36,7 @@ from proofeval.provers.hol_light.build import (
     unlimited_stack,
 )
 from proofeval.provers.hol_light.protocol import decode_text
-
-if TYPE_CHECKING:
-    from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.hol_light.sources import FileId, file_id
 
 CORE = "proofeval_hol_core"
 CONTEXT_COMPILE_LIMIT = 3600.0  # seconds to parse, and to compile, one context
@@ -69,8 +66,6 @@ SOURCES = (
 LOADS = re.compile(r'(?m)^(loads|needs) "([^"]+)";;')
 DIRECTIVE = re.compile(r"(?m)^#[a-z_]+[^\n]*\n")
 NOTHING = "let () = ();;"  # in place of a phrase (camlp5 refuses an empty one)
-
-FileId = tuple[str, str]
 
 
 class NativeUnavailable(Exception):
@@ -103,10 +98,6 @@ class NativeBuild:
 # --- The core: hol.ml with its loads inlined -----------------------------------------
 
 
-def _file_id(path: Path) -> FileId:
-    return path.name, hashlib.md5(path.read_bytes()).hexdigest()
-
-
 def core_text(hol_dir: Path, build_sources: Path) -> tuple[str, set[FileId]]:
     """hol.ml as one module's text: its prelude without the toplevel machinery, each
     `loads` replaced by the file (a file's `needs` of one already inlined dropped), the
@@ -126,9 +117,9 @@ def core_text(hol_dir: Path, build_sources: Path) -> tuple[str, set[FileId]]:
         path = hol_dir / name
         if not path.is_file():
             raise NativeUnavailable(f'{function} "{name}": no such file in {hol_dir}')
-        if function == "needs" and _file_id(path) in ids:
+        if function == "needs" and file_id(path) in ids:
             return NOTHING
-        ids.add(_file_id(path))
+        ids.add(file_id(path))
         text = LOADS.sub(inline, _phrases(path.read_text(errors="replace")))
         if name == "fusion.ml":
             text += _phrases((build_sources / "proofeval_kernel_log.ml").read_text())
@@ -424,19 +415,3 @@ def parser_environment(build: NativeBuild) -> dict[str, str]:
         "PROOFEVAL_LOAD_PATH": build.interfaces,
         "OCAMLRUNPARAM": "l=1000000000",
     }
-
-
-def load_context(proc: WarmProcess, path: Path, directory: str) -> Path:
-    """Compile the context file `path` for `proc`: its loads inlined as HOL Light would
-    load them there (`needs` of a file loaded already is skipped)."""
-    from proofeval.provers.hol_light.sources import Inliner, LoadPath
-
-    launcher = proc.launcher
-    assert launcher.native is not None
-    root = Path(directory) if directory else launcher.workdir
-    load_path = LoadPath(root, launcher.hol_dir.resolve())
-    inliner = Inliner(proc.split, load_path, proc.loaded_ids, launcher.can_see)
-    inlined = inliner.inline(path)
-    plugin = compile_context(launcher.native, inlined.text, proc.opened)
-    proc.loaded_ids = proc.loaded_ids | {_file_id(f) for f in inlined.files}
-    return plugin

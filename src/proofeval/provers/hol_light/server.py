@@ -114,10 +114,8 @@ class WarmProcess:
                 "sandbox (it was started for other problems)"
             )
         if self.launcher.native is not None:
-            from proofeval.provers.hol_light.native import load_context
-
             try:
-                path = load_context(self, path, directory)
+                path = self._compiled_context(path, directory)
             except InputError as exc:  # a file it loads is missing: say which, as below
                 why = self._missing_load(path) or str(exc)
                 raise CheckerError(f"the context failed to load: {why}") from None
@@ -135,6 +133,22 @@ class WarmProcess:
         if reply[0] != "ok":
             why = self._missing_load(path) if "Not_found" in reply[-1] else None
             raise CheckerError(f"the context failed to load: {why or reply[-1]}")
+
+    def _compiled_context(self, path: Path, directory: str) -> Path:
+        """Compile the context file `path` natively for this process: its loads inlined as
+        HOL Light would load them here (`needs` of a file loaded already is skipped)."""
+        from proofeval.provers.hol_light.native import compile_context
+        from proofeval.provers.hol_light.sources import Inliner, LoadPath, file_id
+
+        native = self.launcher.native
+        assert native is not None
+        root = Path(directory) if directory else self.launcher.workdir
+        load_path = LoadPath(root, self.launcher.hol_dir.resolve())
+        inliner = Inliner(self.split, load_path, self.loaded_ids, self.launcher.can_see)
+        inlined = inliner.inline(path)
+        plugin = compile_context(native, inlined.text, self.opened)
+        self.loaded_ids = self.loaded_ids | {file_id(f) for f in inlined.files}
+        return plugin
 
     def _missing_load(self, path: Path) -> str | None:
         """The first file that `path` loads and HOL Light cannot find (HOL Light itself
