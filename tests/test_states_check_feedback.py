@@ -26,7 +26,7 @@ from tests.conftest import FORALL
 
 pytestmark = pytest.mark.coq
 
-COLUMNS = ["problem_id", "attempt", "category", "verdict", "stage", "seconds", "message"]
+COLUMNS = ["problem_id", "attempt", "category", "verdict", "stage", "seconds", "message", "round"]
 HOL = [
     {"id": "hol.both", "prover": "hol-light", "category": "arith",
      "statement": "`!n. n + 0 = n /\\ 0 + n = n`"},

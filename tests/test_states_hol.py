@@ -301,7 +301,7 @@ def test_goals_sent_back_are_rebuilt_through_the_kernel(core: WarmProcess, forge
 
     def decode(text: str) -> str:
         expr = (
-            f'(try ignore (Proofeval_goals.decode {ocaml_string(text)}); "accepted" '
+            f'(try ignore (Proofeval_goals.decode 60.0 {ocaml_string(text)}); "accepted" '
             'with Failure why -> "refused: " ^ why)'
         )
         return core.eval_string(expr)
