@@ -43,8 +43,10 @@ PROBLEMS = [
 
 
 def payload(result) -> object:
-    """A tool's result as data: its structured content, else its text as JSON."""
-    assert not result.is_error, result
+    """A tool's result as data: its structured content, else its text as JSON; a refused
+    call (isError) as {"refused": its text}."""
+    if result.is_error:
+        return {"refused": result.content[0].text}
     if result.structured_content is not None:
         data = result.structured_content
         return data.get("result", data) if isinstance(data, dict) and len(data) == 1 else data
@@ -66,6 +68,7 @@ async def session(bench: Path, run: Path) -> dict:
             return payload(await client.call_tool(name, arguments))
 
         seen["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
+        seen["version"] = client.server_info.version if client.server_info else ""
         seen["list"] = await tool("list_problems")
         seen["order"] = await tool("list_problems", category="order")
         seen["read"] = await tool("read_problem", problem_id="coq.both")
@@ -109,8 +112,9 @@ def test_an_agent_session_over_stdio(tmp_path: Path) -> None:
     assert seen["submit_state"]["verdict"] == "OK"
     assert seen["submit_state"]["proof"] == "intros n. split.\nall: lia."
     assert seen["submit_text"]["verdict"] == "OK"
-    assert "budget of 3 checks" in seen["over"]["error"]
-    assert "no problem" in seen["unknown"]["error"]
+    assert "budget of 3 checks" in seen["over"]["refused"]  # isError, not a result
+    assert "no problem 'nope'" in seen["unknown"]["refused"]
+    assert seen["version"].startswith("proofeval ")
     calls = [json.loads(line) for line in (run / "mcp-calls.jsonl").read_text().splitlines()]
     assert [c["tool"] for c in calls][:3] == ["list_problems", "list_problems", "read_problem"]
     assert len(calls) == 13 and calls[-4]["result"]["verdict"] == "OK"
@@ -204,7 +208,7 @@ def test_an_agent_proves_a_hol_light_problem_over_stdio(
     assert any("ADD_0" in t for t in seen["search"]["theorems"])
     assert seen["submit"]["verdict"] == "OK"  # the ordinary checker's, replay included
     assert seen["submit"]["proof"] == "(GEN_TAC THEN CONJ_TAC) THENL [((ARITH_TAC)); ((ARITH_TAC))]"
-    assert "error" in seen["forged"]  # a state of one problem is no proof of another
+    assert "refused" in seen["forged"]  # a state of one problem is no proof of another
     results = RunStore(run).results()
     assert [(r.problem_id, r.verdict) for r in results] == [("hol.both", Verdict.OK)]
     calls = [json.loads(line) for line in (run / "mcp-calls.jsonl").read_text().splitlines()]

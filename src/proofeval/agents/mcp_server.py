@@ -8,20 +8,30 @@ from typing import IO, Any
 import anyio
 
 from proofeval.agents.tools import DESCRIPTIONS, Tools
+from proofeval.errors import InputError
+from proofeval.runs.manifest import version
 
 
 def build_server(tools: Tools):  # -> MCPServer
     """The MCP server: each tool runs in a worker thread (provers take seconds)."""
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
 
-    server = MCPServer("proofeval", instructions="Prove the benchmark's problems in the real "
-                       "prover; submit each proof once it checks OK.")  # fmt: skip
+    server = MCPServer(
+        "proofeval",
+        version=version(),
+        instructions="Prove the benchmark's problems in the real prover; submit each proof "
+        "once it checks OK.",
+    )
 
     def register(name: str, fn: Callable[..., Any]) -> None:
         call = tools.logged(name, fn)
 
         async def tool(**arguments: Any) -> Any:
-            return await anyio.to_thread.run_sync(lambda: call(**arguments))
+            try:
+                return await anyio.to_thread.run_sync(lambda: call(**arguments))
+            except InputError as exc:  # a refused call is an error result (isError), not data
+                raise ToolError(str(exc)) from None
 
         tool.__signature__ = _signature(fn)  # type: ignore[attr-defined]
         tool.__annotations__ = dict(fn.__annotations__)

@@ -57,22 +57,27 @@ class Tools:
         self._lock = threading.Lock()
 
     def logged(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """`fn`, with each call and its result (or error) appended to the call log."""
+        """`fn`, with each call and its result (or its InputError, re-raised: a call the
+        tool refuses, such as an unknown problem or a spent budget) appended to the log."""
 
         def call(**arguments: Any) -> Any:
             started = time.time()
             try:
                 result = fn(**arguments)
             except InputError as exc:
-                result = {"error": str(exc)}
-            entry = {"time": started, "seconds": round(time.time() - started, 3), "tool": name,
-                     "arguments": arguments, "result": result}  # fmt: skip
-            with self._lock:
-                self._log.write(json.dumps(entry) + "\n")
-                self._log.flush()
+                self._record(started, name, arguments, {"error": str(exc)})
+                raise
+            self._record(started, name, arguments, result)
             return result
 
         return call
+
+    def _record(self, started: float, name: str, arguments: dict, result: Any) -> None:
+        entry = {"time": started, "seconds": round(time.time() - started, 3), "tool": name,
+                 "arguments": arguments, "result": result}  # fmt: skip
+        with self._lock:
+            self._log.write(json.dumps(entry) + "\n")
+            self._log.flush()
 
     def _problem(self, problem_id: str) -> Problem:
         found = self.problems.get(problem_id)
