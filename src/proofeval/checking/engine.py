@@ -474,10 +474,7 @@ def check_all(
     sent are done; the jobs after it are not sent, and nothing more is recorded. A
     problem of a prover proofeval cannot check is an InputError before anything runs."""
     problems = list(problems)
-    for prover in sorted({p.prover for p in problems}):
-        error = registry.check_error(prover)
-        if error is not None:
-            raise InputError(error)
+    registry.refuse_unchecked(problems)
     failures: list[BaseException] = []
     lock = threading.Lock()
     directories = {Path(p.directory) for p in problems if p.directory}  # contexts load there

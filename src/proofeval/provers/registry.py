@@ -79,6 +79,15 @@ def check_error(name: str) -> str | None:
     )
 
 
+def refuse_unchecked(problems: Iterable[Problem]) -> None:
+    """InputError naming the first prover of `problems` proofeval cannot check: a run of
+    attempts that can never get a verdict is no run (a misspelt name gets its suggestion)."""
+    for prover in sorted({p.prover for p in problems}):
+        error = check_error(prover)
+        if error is not None:
+            raise InputError(error)
+
+
 def _suggestion(name: str) -> str:
     folded = name.strip().lower().replace("_", "-").replace(" ", "-")
     spellings = {s: b.name for b in BACKENDS.values() for s in (b.name, *b.aliases)}

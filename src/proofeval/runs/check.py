@@ -23,7 +23,7 @@ from proofeval.model import Attempt, Outcome, Problem, one_line
 from proofeval.provers import registry
 from proofeval.provers.backend import Shared, SharedProcess
 from proofeval.provers.interface import CheckSettings, EventCallback, Job, ResultCallback
-from proofeval.provers.registry import benchmark_warnings, check_error
+from proofeval.provers.registry import benchmark_warnings
 from proofeval.report.feedback_jsonl import FEEDBACK_FILE, write_feedback_jsonl
 from proofeval.report.official_csv import write_official_csv
 from proofeval.report.table import category_table, format_table, write_results_csv
@@ -106,15 +106,6 @@ def _jobs(opts: CheckOptions, problems: dict[str, Problem], pending: list[Attemp
     ]
 
 
-def _refuse_unchecked_provers(problems: list[Problem]) -> None:
-    """InputError naming a prover proofeval cannot check: a run of attempts that can never
-    get a verdict is no run (and a misspelt name gets its suggestion)."""
-    for prover in sorted({p.prover for p in problems}):
-        error = check_error(prover)
-        if error is not None:
-            raise InputError(error)
-
-
 def run_check(opts: CheckOptions, warm: dict[str, SharedProcess] | None = None) -> list[ResultRow]:
     """Check what the run directory lacks, then write results.csv; the result rows.
     `warm`: a ready process per prover to reuse (tests reuse one HOL Light core)."""
@@ -133,7 +124,7 @@ def checked(
     for warning in benchmark_warnings(bench.problems):
         say(f"warning: {warning}")
     attempts = _attempts(opts, bench)
-    _refuse_unchecked_provers([problems[a.problem_id] for a in attempts])
+    registry.refuse_unchecked([problems[a.problem_id] for a in attempts])
     if opts.feedback and opts.remote is not None:
         raise InputError("--feedback on needs this machine's provers: not with --ray")
     store = RunStore(opts.out)

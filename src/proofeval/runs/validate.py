@@ -24,7 +24,6 @@ from proofeval.model import Attempt, Problem, Stage, Verdict
 from proofeval.provers import registry
 from proofeval.provers.backend import SharedProcess
 from proofeval.provers.interface import CheckSettings, Job
-from proofeval.provers.registry import check_error
 from proofeval.runs.check import check_jobs, record_provers
 from proofeval.store import ResultRow, RunStore
 from proofeval.timeouts import DEFAULT_TIMEOUT
@@ -80,10 +79,8 @@ def validate(opts: ValidateOptions, warm: dict[str, SharedProcess] | None = None
     skipped = skipped_summary(bench)
     if skipped is not None:
         say(f"warning: {skipped}")
+    registry.refuse_unchecked(bench.problems)
     for prover in sorted({p.prover for p in bench.problems}):
-        error = check_error(prover)
-        if error is not None:
-            raise InputError(error)
         if registry.backend(prover).probe is None:
             raise InputError(
                 f"prover {prover!r} has no probe answer: its statements cannot be validated"
