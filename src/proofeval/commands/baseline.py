@@ -123,9 +123,9 @@ def run(args: argparse.Namespace) -> int:
     solves = run_baseline(opts)
     print(solve_table(solves))
     problems = load_benchmark(opts.problems, opts.selection).problems
-    systems = registry.systems(problems, opts.settings)
     for name in sorted({registry.canonical(p.prover) for p in problems}):
-        for note in registry.backend(name).baseline_notes(args.method, systems):
+        mine = [p for p in problems if registry.canonical(p.prover) == name]
+        for note in registry.backend(name).baseline_notes(args.method, mine, opts.settings):
             say(note)
     unchecked = sum(not s.checked for s in solves)
     if unchecked:

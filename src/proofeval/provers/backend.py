@@ -117,7 +117,7 @@ def _no_warnings(_problems: Iterable[Problem]) -> list[str]:
     return []
 
 
-def _no_notes(_method: str, _systems: Sequence[System]) -> list[str]:
+def _no_notes(_method: str, _problems: Sequence[Problem], _settings: CheckSettings) -> list[str]:
     return []
 
 
@@ -139,7 +139,7 @@ class Backend:
     installed when settings name no other place (HOL Light's sources). baselines: its
     baseline methods by name; tactic: how an answer states one tactic ("{}" is the
     tactic); no_baseline: why a method it lacks is missing; baseline_notes: what a
-    method's run should say about the systems it runs on (the ATPs CoqHammer finds)."""
+    method's run should say about the systems its problems run on (the ATPs CoqHammer finds)."""
 
     name: str
     title: str
@@ -161,4 +161,4 @@ class Backend:
     baselines: Mapping[str, Baseline] = field(default_factory=dict)
     tactic: str = "{}"
     no_baseline: Mapping[str, str] = field(default_factory=dict)
-    baseline_notes: Callable[[str, Sequence[System]], list[str]] = _no_notes
+    baseline_notes: Callable[[str, Sequence[Problem], CheckSettings], list[str]] = _no_notes

@@ -121,12 +121,12 @@ BASELINES = {
 }  # fmt: skip
 
 
-def _baseline_notes(method: str, systems: Sequence[System]) -> list[str]:
+def _baseline_notes(method: str, problems: Sequence[Problem], settings: CheckSettings) -> list[str]:
     """For the hammer: the ATPs CoqHammer finds in each toolchain's system."""
     if method != "hammer":
         return []
     notes = []
-    for system in systems:
+    for system in _systems(problems, settings):
         if system.root is None:
             continue  # not installed: each of its attempts says so as its ERROR
         present, missing = hammer.atps(system.root)
