@@ -3,6 +3,7 @@ provers/backend.py). Its modules are imported only when a field is called."""
 
 from __future__ import annotations
 
+import functools
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -69,11 +70,15 @@ DEBIAN = Path("/usr/share/hol-light")
 
 def _systems(_problems: Sequence[Problem], settings: CheckSettings) -> list[System]:
     """The HOL Light sources every HOL Light problem is checked with, and the OCaml."""
-    home = settings.hol_dir or DEBIAN
+    return [System(_described(settings.hol_dir or DEBIAN))]
+
+
+@functools.cache  # asked at a run's start and at its end: the answer does not change
+def _described(home: Path) -> str:
     version = _output(["dpkg-query", "-W", "-f=${Version}", "hol-light"]) if home == DEBIAN else ""
     ocaml = _output(["ocamlc", "-version"]) or "unknown"
     named = f"HOL Light {version} (Debian)" if version else f"HOL Light at {home}"
-    return [System(f"{named}, OCaml {ocaml}")]
+    return f"{named}, OCaml {ocaml}"
 
 
 def _output(command: list[str]) -> str:
