@@ -225,7 +225,9 @@ def test_other_clients_cannot_change_a_shared_context_through_the_service(
     late = item("`2 + 2 = 5`", "ARITH_TAC", HEADER)
     settings = CheckSettings(workers=2)
     with (
-        serving(hol_base, settings=settings) as service,
+        # the rule for clients' headers off (it refuses the attacker's): this is the layer
+        # beneath it, a header that runs as code (tests/test_hol_client_headers.py)
+        serving(hol_base, settings=settings, client_header_code=True) as service,
         CheckClient(service.url, TOKEN) as a,
         CheckClient(service.url, TOKEN) as b,
     ):

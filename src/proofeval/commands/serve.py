@@ -43,10 +43,18 @@ def configure(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="refuse problems given inline: only --bench problems. An inline statement is "
         "data (for HOL Light one term in backquotes, parsed in a confined fork, never run: "
-        "it cannot change another problem's goal). An inline header is code the prover "
-        "runs, unchecked, in a context of its own (shared only by the same header text, "
-        "loaded within --memory-limit and an hour), inside the sandbox the other contexts "
-        "share, where it can still signal their processes and fill the shared scratch",
+        "it cannot change another problem's goal). An inline HOL Light header may only load "
+        'HOL Light\'s own files (`needs "Library/FILE.ml";;` lines) unless '
+        "--client-header-code",
+    )
+    p.add_argument(
+        "--client-header-code",
+        action="store_true",
+        help="run inline headers as the code they are (trusted clients only): a header is "
+        "code the prover runs, in a context of its own (shared only by the same header "
+        "text, loaded within --memory-limit and an hour), inside the sandbox the other "
+        "contexts share; while it loads it can signal their processes, fill the shared "
+        "scratch and take over what they share (docs/integrity.md)",
     )
     p.add_argument(
         "--provers",
@@ -183,6 +191,7 @@ def run(args: argparse.Namespace) -> int:
         token=token(args),
         bench=bench(args),
         bench_only=args.bench_only,
+        client_header_code=args.client_header_code,
         provers=provers(args.provers),
         max_body_bytes=int(args.max_body_mb * 2**20),
         max_batch=args.max_batch,

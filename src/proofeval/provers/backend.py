@@ -117,6 +117,10 @@ def _no_warnings(_problems: Iterable[Problem]) -> list[str]:
     return []
 
 
+def _as_sent(header: str, _settings: CheckSettings) -> str:
+    return header
+
+
 def _no_notes(_method: str, _problems: Sequence[Problem], _settings: CheckSettings) -> list[str]:
     return []
 
@@ -139,7 +143,9 @@ class Backend:
     installed when settings name no other place (HOL Light's sources). baselines: its
     baseline methods by name; tactic: how an answer states one tactic ("{}" is the
     tactic); no_baseline: why a method it lacks is missing; baseline_notes: what a
-    method's run should say about the systems its problems run on (the ATPs CoqHammer finds)."""
+    method's run should say about the systems its problems run on (the ATPs CoqHammer finds).
+    client_header: a header a service's client sent, as the context will load it
+    (InputError when it is refused: a header is code the prover runs)."""
 
     name: str
     title: str
@@ -162,3 +168,4 @@ class Backend:
     tactic: str = "{}"
     no_baseline: Mapping[str, str] = field(default_factory=dict)
     baseline_notes: Callable[[str, Sequence[Problem], CheckSettings], list[str]] = _no_notes
+    client_header: Callable[[str, CheckSettings], str] = _as_sent

@@ -88,6 +88,14 @@ def refuse_unchecked(problems: Iterable[Problem]) -> None:
             raise InputError(error)
 
 
+def client_header(prover: str, header: str, settings: CheckSettings) -> str:
+    """A header a service's client sent for `prover`, as its context will load it;
+    InputError when the prover's rule refuses it. Unknown provers' headers as sent (their
+    items are ERRORs of the checker)."""
+    found = find(prover)
+    return header if found is None else found.client_header(header, settings)
+
+
 def _suggestion(name: str) -> str:
     folded = name.strip().lower().replace("_", "-").replace(" ", "-")
     spellings = {s: b.name for b in BACKENDS.values() for s in (b.name, *b.aliases)}

@@ -73,6 +73,12 @@ def _systems(_problems: Sequence[Problem], settings: CheckSettings) -> list[Syst
     return [System(_described(settings.hol_dir or DEBIAN))]
 
 
+def _client_header(header: str, settings: CheckSettings) -> str:
+    from proofeval.provers.hol_light.headers import admitted
+
+    return admitted(header, settings.hol_dir or DEBIAN)
+
+
 @functools.cache  # asked at a run's start and at its end: the answer does not change
 def _described(home: Path) -> str:
     version = _output(["dpkg-query", "-W", "-f=${Version}", "hol-light"]) if home == DEBIAN else ""
@@ -138,6 +144,7 @@ BACKEND = Backend(
     systems=_systems,
     home=DEBIAN,
     baselines={"portfolio": PORTFOLIO},
+    client_header=_client_header,
     no_baseline={
         "hammer": "HOL Light has no hammer in Debian (HOL(y)Hammer is not packaged); "
         "use --method portfolio"

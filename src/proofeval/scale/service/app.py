@@ -24,7 +24,8 @@ from starlette.requests import ClientDisconnect
 
 from proofeval.errors import InputError
 from proofeval.model import Problem
-from proofeval.provers.registry import canonical, supported
+from proofeval.provers.interface import CheckSettings
+from proofeval.provers.registry import canonical, client_header, supported
 from proofeval.scale.api import Checker, problem
 from proofeval.scale.service.connections import ConnectionGuard, ConnectionLimits
 from proofeval.scale.service.metrics import Metrics
@@ -57,13 +58,16 @@ class CheckIn(BaseModel):
 @dataclass
 class ServiceConfig:
     """token: required as `Authorization: Bearer ...` when set. bench: the problems
-    items may name by id (with their timeouts); bench_only: refuse problems given inline
-    (their headers are code the prover runs). provers: those warmed up before ready.
+    items may name by id (with their timeouts); bench_only: refuse problems given inline;
+    client_header_code: run the headers of inline problems as the code they are, where
+    the prover's rule admits only loads of its own files (registry.client_header).
+    provers: those warmed up before ready.
     connections: the deadlines and bound of service/connections.py."""
 
     token: str | None = None
     bench: Mapping[str, Problem] = field(default_factory=dict)
     bench_only: bool = False
+    client_header_code: bool = False
     provers: tuple[str, ...] = ()
     max_body_bytes: int = 16 * 2**20
     max_batch: int = 1024
@@ -130,7 +134,7 @@ def create_app(
             body = await _read_limited(request, config.max_body_bytes)
         except ClientDisconnect:  # it left, or the guard closed it (a body too slow)
             return Response(status_code=499)  # nobody reads it
-        items, timeout, explain, extract = _parse(body, config)
+        items, timeout, explain, extract = _parse(body, config, checker.settings)
         # No await from the look at the queue to the submission: the bound is exact.
         if checker.stats().queued + len(items) > config.max_queue:
             raise Refused(
@@ -169,21 +173,21 @@ def create_app(
         app,
         states,
         checker.settings.memory_mb,
-        lambda given: _given_problem(given, config),
+        lambda given: _given_problem(given, config, checker.settings),
         Refused,
         lambda request: _authorize(request, config.token),
     )
     return app
 
 
-def _given_problem(given: object, config: ServiceConfig) -> Problem:
+def _given_problem(given: object, config: ServiceConfig, settings: CheckSettings) -> Problem:
     """A proof state's problem: a --bench id, or one given inline (as /check's items)."""
     if not isinstance(given, str):
         try:
             given = ProblemIn.model_validate(given)
         except ValidationError as exc:
             raise Refused(422, str(exc.errors(include_url=False)[:3])) from None
-    return _problem(0, given, config)
+    return _problem(0, given, config, settings)
 
 
 def _authorize(request: Request, token: str | None) -> None:
@@ -209,7 +213,7 @@ async def _read_limited(request: Request, limit: int) -> bytes:
 
 
 def _parse(
-    body: bytes, config: ServiceConfig
+    body: bytes, config: ServiceConfig, settings: CheckSettings
 ) -> tuple[list[tuple[Problem, str]], float | None, bool, bool]:
     """The items, the call's timeout, whether to explain FAILs, whether to extract."""
     try:
@@ -223,11 +227,13 @@ def _parse(
         raise Refused(422, f"timeout: at most {config.max_timeout} seconds")
     items = []
     for n, item in enumerate(request.items):
-        items.append((_problem(n, item.problem, config), item.proof))
+        items.append((_problem(n, item.problem, config, settings), item.proof))
     return items, request.timeout, request.feedback, request.extract
 
 
-def _problem(n: int, given: ProblemIn | str, config: ServiceConfig) -> Problem:
+def _problem(
+    n: int, given: ProblemIn | str, config: ServiceConfig, settings: CheckSettings
+) -> Problem:
     if isinstance(given, str):
         found = config.bench.get(given)
         if found is None:
@@ -247,7 +253,13 @@ def _problem(n: int, given: ProblemIn | str, config: ServiceConfig) -> Problem:
         )
     if given.timeout is not None and given.timeout > config.max_timeout:
         raise Refused(422, f"items[{n}]: timeout: at most {config.max_timeout} seconds")
-    return problem(given.prover, given.statement, given.header, given.timeout)
+    header = given.header
+    if not config.client_header_code:
+        try:
+            header = client_header(given.prover, header, settings)
+        except InputError as exc:
+            raise Refused(422, f"items[{n}]: {exc}") from None
+    return problem(given.prover, given.statement, header, given.timeout)
 
 
 async def _unless_disconnected(request: Request, task: asyncio.Future) -> Any:
