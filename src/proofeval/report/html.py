@@ -1,8 +1,9 @@
 """The report as one self-contained HTML page: tables, pictures, and every problem's attempts.
 
-Nothing is loaded from elsewhere: the CSS is inline, the pictures are PNG data URIs, and the
-page has no script. Every text that comes from a run (ids, categories, statements, prompts,
-model output, messages) is untrusted and passes through `escape`.
+Nothing is loaded from elsewhere: the CSS and the one script (the filters, report/filters.py)
+are inline, the pictures are PNG data URIs, and the page's Content-Security-Policy allows
+nothing else. Every text that comes from a run (ids, categories, statements, prompts, model
+output, messages, agent transcripts) is untrusted and passes through `escape`.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from pathlib import Path
 
 from proofeval.files import write_text_atomically
 from proofeval.model import Attempt, Generation, Problem, Verdict
-from proofeval.report import plots
-from proofeval.report.rounds import rounds_html
+from proofeval.report import filters, plots
+from proofeval.report.rounds import agent_summary, format_agent, rounds_html
 from proofeval.report.run_data import RunData
 from proofeval.report.table import HEADER, category_table
 from proofeval.report.terminal import (
@@ -26,6 +27,7 @@ from proofeval.report.terminal import (
     provenance_lines,
     summary_lines,
 )
+from proofeval.report.transcripts import load_transcripts, transcript_html
 from proofeval.store import ResultRow
 
 CSS = """
@@ -134,8 +136,9 @@ def render(runs: Sequence[RunData]) -> str:
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        filters.head(),
         f"<title>proofeval report: {escape(title)}</title>",
-        f"<style>{CSS}</style></head><body><main>",
+        f"<style>{CSS}{filters.CSS}</style></head><body><main>",
         "<h1>proofeval report</h1>",
         *(_run_line(label, run, len(runs)) for label, run in labelled),
         *(_cards(label, run, len(runs)) for label, run in labelled),
@@ -145,7 +148,7 @@ def render(runs: Sequence[RunData]) -> str:
         "<h2>Problems</h2>",
         _problems(labelled),
         f"<footer>{escape(DEFINITIONS)}</footer>",
-        "</main></body></html>",
+        f"</main>{filters.script()}</body></html>",
     ]
     return "\n".join(parts) + "\n"
 
@@ -153,6 +156,8 @@ def render(runs: Sequence[RunData]) -> str:
 def _run_line(label: str, run: RunData, count: int) -> str:
     prefix = f"{label}: " if count > 1 else ""
     lines = "".join(f"<br>{escape(line)}" for line in provenance_lines(run.info))
+    if agent_summary(run.path) is not None:
+        lines += f"<br>{escape(format_agent(run.path))}"
     return f'<p class="run">{escape(prefix + str(run.path))}{lines}</p>'
 
 
@@ -298,13 +303,22 @@ def _problems(labelled: list[tuple[str, RunData]]) -> str:
         for pid, category in view.categories.items():
             problems.setdefault(pid, Problem(id=pid, statement="", category=category))
     ordered = sorted(problems.values(), key=lambda p: (p.category, p.id))
-    parts, category = [], None
+    if not ordered:
+        return "<p>No problems in this run.</p>"
+    groups: dict[str, list[str]] = {}
     for problem in ordered:
-        if problem.category != category:
-            category = problem.category
-            parts.append(f"<h3>{escape(category)}</h3>")
-        parts.append(_problem(problem, views))
-    return "\n".join(parts) if parts else "<p>No problems in this run.</p>"
+        groups.setdefault(problem.category, []).append(_problem(problem, views))
+    sections = [
+        f'<section class="category"><h3>{escape(category)}</h3>{"".join(shown)}</section>'
+        for category, shown in groups.items()
+    ]
+    verdicts = sorted({v for view in views for v in view.verdicts()}, key=_VERDICT_ORDER.index)
+    labels = [view.label for view in views]
+    bar = filters.filter_bar(verdicts, list(groups), labels, escape)
+    return "\n".join([bar, *sections])
+
+
+_VERDICT_ORDER = [*(v.value for v in Verdict), "unchecked"]
 
 
 class _RunView:
@@ -320,6 +334,15 @@ class _RunView:
         self.generations: dict[tuple[str, int], Generation] = {
             (g.problem_id, g.sample): g for g in run.generations
         }
+        self.transcripts = load_transcripts(run.path)
+
+    def verdict_names(self, pid: str) -> list[str]:
+        """The verdict of each of the problem's attempts ("unchecked" when none)."""
+        rows = [self.results.get((pid, a.index)) for a in self.attempts.get(pid, [])]
+        return [_verdict_name(row) for row in rows]
+
+    def verdicts(self) -> set[str]:
+        return {v for pid in self.attempts for v in self.verdict_names(pid)}
 
     def prompt(self, pid: str) -> str | None:
         samples = sorted(s for p, s in self.generations if p == pid)
@@ -327,8 +350,10 @@ class _RunView:
 
 
 def _problem(problem: Problem, views: list[_RunView]) -> str:
+    ident = filters.anchor(problem.id)
     summary = [
         f'<span class="pid">{escape(problem.id)}</span>',
+        f'<a class="anchor" href="#{ident}" title="a link to this problem">#</a>',
         f'<span class="tag">{escape(problem.category)}</span>',
     ]
     for view in views:
@@ -344,8 +369,14 @@ def _problem(problem: Problem, views: list[_RunView]) -> str:
         *(f"<div>{_run_section(problem.id, view, len(views))}</div>" for view in views),
         "</div>",
     ]
+    verdicts = sorted({v for view in views for v in view.verdict_names(problem.id)})
+    solved = [view.label for view in views if "OK" in view.verdict_names(problem.id)]
+    data = (
+        f'id="{ident}" data-category="{escape("c:" + problem.category)}" '
+        f'data-verdicts="{" ".join(verdicts)}" data-solved="{" ".join(solved)}"'
+    )
     return (
-        f'<details class="problem"><summary>{"".join(summary)}</summary>'
+        f'<details class="problem" {data}><summary>{"".join(summary)}</summary>'
         f'<div class="body">{"".join(body)}</div></details>'
     )
 
@@ -361,8 +392,12 @@ def _scores(pid: str, views: list[_RunView]) -> str:
     return " · ".join(texts)
 
 
+def _verdict_name(row: ResultRow | None) -> str:
+    return "unchecked" if row is None or row.verdict is None else row.verdict.value
+
+
 def _chip(row: ResultRow | None) -> str:
-    name = "unchecked" if row is None or row.verdict is None else row.verdict.value
+    name = _verdict_name(row)
     return f'<span class="chip {name}" title="{name}"></span>'
 
 
@@ -380,11 +415,15 @@ def _run_section(pid: str, view: _RunView, count: int) -> str:
         row = view.results.get((pid, attempt.index))
         gen = view.generations.get((pid, attempt.index))
         parts.append(_attempt(attempt, row, gen))
+        steps = view.transcripts.get((pid, attempt.index))
+        if steps:
+            ident = filters.transcript_anchor(pid, view.label, attempt.index)
+            parts.append(transcript_html(steps, escape, ident))
     return "".join(parts)
 
 
 def _attempt(attempt: Attempt, row: ResultRow | None, gen: Generation | None) -> str:
-    verdict = "unchecked" if row is None or row.verdict is None else row.verdict.value
+    verdict = _verdict_name(row)
     meta = [
         f"<span>#{attempt.index}</span>",
         f'<span class="verdict" style="color: var(--{verdict.lower()})">{escape(verdict)}</span>',
