@@ -11,7 +11,8 @@ import pytest
 
 from proofeval.cli import main
 from proofeval.report.run_data import load_run
-from proofeval.runs.manifest import endpoint
+from proofeval.runs.manifest import NO_PROCEDURE, endpoint
+from proofeval.store import RunStore
 from tests.openai_stub import StubServer
 
 pytestmark = pytest.mark.coq
@@ -145,3 +146,155 @@ def test_retried_requests_are_counted_in_the_run_and_its_report(
     capsys.readouterr()
     assert main(["report", str(out)]) == 0
     assert "requests retried: 429 x1, 500 x1" in capsys.readouterr().out
+
+
+# --- repair and agent settings are part of a run's identity --------------------------
+
+
+def _identity(out: Path) -> dict:
+    ident = load_run(out).info["identity"]
+    assert isinstance(ident, dict)
+    return ident
+
+
+def test_repair_settings_are_in_the_identity_and_more_rounds_extend(
+    bench: Path, tmp_path: Path, stub_server: StubServer, capsys
+) -> None:
+    stub_server.script(PROBLEMS[0]["statement"], ["```coq\nProof. intros. Qed.\n```"])
+    out = tmp_path / "run"
+    assert _run(bench, out, stub_server) == 0  # a plain run: no repair settings yet
+    assert _identity(out)["rounds"] == 0 and _identity(out)["repair_template"] is None
+    assert _run(bench, out, stub_server, "--rounds", "1") == 0  # round 0 is the same: extends
+    ident = _identity(out)
+    assert ident["rounds"] == 1 and ident["repair_template"] == "(built-in repair)"
+    assert len(str(ident["repair_template_sha256"])) == 64
+    asked = stub_server.count()
+    assert asked == 2  # round 0, then the repair of its FAIL
+
+    other = tmp_path / "repair.j2"
+    other.write_text("Try again: {{ statement }}\n")
+    capsys.readouterr()
+    for changed, named in (
+        (["--rounds", "2", "--repair-template", str(other)], "repair_template: "),
+        (["--rounds", "0"], "rounds: 1 then, 0 now"),
+    ):
+        assert _run(bench, out, stub_server, *changed) == 2
+        err = capsys.readouterr().err
+        assert named in err and "would mix them in one pass@k" in err
+        assert stub_server.count() == asked and _identity(out)["rounds"] == 1
+
+    assert _run(bench, out, stub_server, "--rounds", "2") == 0  # a larger R extends
+    assert _identity(out)["rounds"] == 2 and stub_server.count() == asked + 1
+    assert main(["report", str(out)]) == 0
+    assert "repair: up to 2 rounds, (built-in repair) (sha256 " in capsys.readouterr().out
+
+
+def submitter(body: dict) -> dict:
+    """An agent that submits the proof at once."""
+    submit = {
+        "id": "c0",
+        "type": "function",
+        "function": {"name": "submit", "arguments": json.dumps({"proof": "intros. lia."})},
+    }
+    done = any(m["role"] == "tool" for m in body["messages"])
+    return ({"role": "assistant", "content": "done"} if done
+            else {"role": "assistant", "content": None, "tool_calls": [submit]})  # fmt: skip
+
+
+def test_agent_settings_are_in_the_identity(
+    bench: Path, tmp_path: Path, stub_server: StubServer, capsys
+) -> None:
+    stub_server.converse_with(submitter)
+    out = tmp_path / "agent"
+    assert _run(bench, out, stub_server, "--agent", "--max-tool-calls", "9") == 0
+    ident = _identity(out)
+    assert ident["agent"] is True and ident["agent_tool_calls"] == 9
+    assert ident["agent_tokens"] == 200_000 and ident["agent_seconds"] == 900.0
+    assert load_run(out).results[0].verdict.value == "OK"  # type: ignore[union-attr]
+    asked = stub_server.count()
+    capsys.readouterr()
+    assert _run(bench, out, stub_server, "--agent", "--max-tool-calls", "5", "--samples", "2") == 2
+    assert "agent_tool_calls: 9 then, 5 now" in capsys.readouterr().err
+    assert _run(bench, out, stub_server, "--samples", "2") == 2  # a plain run in an agent's
+    assert "agent: True then, False now" in capsys.readouterr().err
+    assert stub_server.count() == asked and len(load_run(out).results) == 1
+    assert _run(bench, out, stub_server, "--agent", "--max-tool-calls", "9", "--samples", "2") == 0
+    assert len(load_run(out).results) == 2
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    assert "agent: at most 9 tool calls, 200000 tokens and 900 s" in capsys.readouterr().out
+
+
+def test_an_identity_recorded_before_repair_and_agent_settings_still_resumes(
+    bench: Path, tmp_path: Path, stub_server: StubServer
+) -> None:
+    stub_server.script(PROBLEMS[0]["statement"], [ANSWER])
+    out = tmp_path / "run"
+    assert _run(bench, out, stub_server) == 0
+    store = RunStore(out)  # as the previous proofeval recorded it: without those keys
+    ident = {k: v for k, v in store.info()["identity"].items() if k not in NO_PROCEDURE}  # type: ignore[union-attr]
+    store.set_info("identity", ident)
+    store.close()
+    assert _run(bench, out, stub_server, "--samples", "2") == 0
+    assert len(load_run(out).results) == 2
+
+
+# --- arms: the same problems under another setting, side by side, never pooled ---------
+
+
+def by_model(body: dict) -> dict:
+    """Model 'stub' proves the goal, model 'weak' does not."""
+    proof = "intros. lia." if body["model"] == "stub" else "intros."
+    return {"role": "assistant", "content": f"```coq\nProof. {proof} Qed.\n```"}
+
+
+def test_arms_are_reported_side_by_side_and_never_pooled(
+    bench: Path, tmp_path: Path, stub_server: StubServer, capsys
+) -> None:
+    stub_server.converse_with(by_model)
+    out = tmp_path / "run"
+    assert _run(bench, out, stub_server, "--samples", "2") == 0
+    assert _run(bench, out, stub_server, "--samples", "2", "--arm", "weak", "--model", "weak") == 0
+    assert (out / "arms" / "weak" / "results.csv").is_file()
+    run = load_run(out)
+    assert [a.arm for a in run.every_arm()] == ["default", "weak"]
+    [weak] = run.arms
+    assert run.metrics.overall.pass_at_k[1] == 1.0 and weak.metrics.overall.pass_at_k[1] == 0.0
+    assert len(run.results) == 2 and len(weak.results) == 2
+    assert _identity(out)["model"] == "stub" and _identity(weak.path)["model"] == "weak"
+
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    text = capsys.readouterr().out
+    rows = [line.split() for line in text.splitlines()]
+    assert ["default", "stub", "1", "2", "2", "2", "100.0%", "100.0%", "100.0%"] in rows
+    assert ["weak", "weak", "1", "2", "2", "0", "0.0%", "0.0%", "0.0%"] in rows
+    assert "== arm weak" in text and "model: weak at" in text
+    assert main(["report", str(out), "--json", "-"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["arm"] == "default" and doc["pass_at_k"] == {"1": 1.0, "2": 1.0}
+    assert doc["arms"]["weak"]["pass_at_k"] == {"1": 0.0, "2": 0.0}
+    assert doc["arms"]["weak"]["produced_by"]["identity"]["model"] == "weak"
+
+    asked = stub_server.count()  # within an arm, a resume that would mix is refused
+    assert _run(bench, out, stub_server, "--samples", "3", "--arm", "weak") == 2
+    assert "model: 'weak' then, 'stub' now" in capsys.readouterr().err
+    two = tmp_path / "two.jsonl"
+    two.write_text(bench.read_text() + json.dumps({**PROBLEMS[0], "id": "add_zero_2"}) + "\n")
+    assert _run(two, out, stub_server, "--arm", "third") == 2  # an arm is the same problems
+    assert "other problems than arm 'default'" in capsys.readouterr().err
+    assert _run(bench, out, stub_server, "--arm", "../x") == 2
+    assert stub_server.count() == asked and not (out / "arms" / "third").exists()
+
+
+def test_a_run_of_named_arms_only_reports_them(
+    bench: Path, tmp_path: Path, stub_server: StubServer, capsys
+) -> None:
+    stub_server.converse_with(by_model)
+    out = tmp_path / "run"
+    assert _run(bench, out, stub_server, "--arm", "a") == 0
+    assert not (out / "proofeval.sqlite").exists()
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "1 arm side by side" in text and "== arm a" in text and "== arm default" not in text

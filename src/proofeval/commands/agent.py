@@ -11,11 +11,13 @@ from proofeval.agents.tools import Limits
 from proofeval.commands.bench_options import selection
 from proofeval.commands.options import checker_settings, positive
 from proofeval.console import say
-from proofeval.generate.client import SamplingSettings
 from proofeval.loaders import load_benchmark
 from proofeval.model import Problem
 from proofeval.provers.backend import SharedProcess
-from proofeval.runs.agent import AgentBudget, AgentOptions, run_agent
+from proofeval.provers.registry import supported
+from proofeval.runs import manifest
+from proofeval.runs.agent import INSTRUCTIONS, AgentBudget, AgentOptions, run_agent
+from proofeval.runs.stream import RunOptions, recorded
 from proofeval.scale.api import Checker
 from proofeval.scale.sessions import States
 from proofeval.states import Budget
@@ -53,18 +55,27 @@ def add_agent_options(p) -> None:
     )
 
 
+def agent_procedure(args: argparse.Namespace) -> dict[str, object]:
+    """The agent's settings in the run's identity (runs/manifest.py)."""
+    return manifest.agent(args.max_tool_calls, args.max_agent_tokens, args.agent_seconds,
+                          INSTRUCTIONS)  # fmt: skip
+
+
 def run_agentic(
     args: argparse.Namespace,
-    sampling: SamplingSettings,
+    run: RunOptions,
     warm: dict[str, SharedProcess] | None = None,
 ) -> int:
-    """`run --agent`: one conversation per problem and sample without a verdict."""
+    """`run --agent`: one conversation per problem and sample without a verdict; `run`
+    the run's options (its identity carries the agent's, `agent_procedure`)."""
     problems = load_benchmark(args.problems, selection(args)).problems
     directories = {Path(p.directory) for p in problems if p.directory}
     budget = AgentBudget(args.max_tool_calls, args.max_agent_tokens, args.agent_seconds)
     states_budget = Budget(memory_mb=args.memory_limit)
     limits = Limits(checks=args.max_tool_calls, timeout=args.timeout, budget=states_budget)
-    opts = AgentOptions(args.problems, args.out, sampling, budget, args.template, selection(args))
+    record = recorded(run, [p for p in problems if p.prover in supported()])
+    opts = AgentOptions(args.problems, run.out, run.sampling, budget, args.template,
+                        selection(args), record)  # fmt: skip
     settings = checker_settings(args)
     with (
         Checker(settings, timeout=args.timeout, read_only=directories, warm=warm, on_event=say)
@@ -74,6 +85,6 @@ def run_agentic(
 
         def toolbox(problem: Problem) -> AgentToolbox:
             session = states.session(states_budget)
-            return AgentToolbox(problem, checker, session, args.out, limits)
+            return AgentToolbox(problem, checker, session, run.out, limits)
 
         return run_agent(opts, toolbox)

@@ -80,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json != STDOUT:
         print(format_run(runs[0]) if len(runs) == 1 else format_comparison(*runs))
         if len(runs) == 1:
-            print_rounds(args.run)
+            for arm in runs[0].every_arm():
+                print_rounds(arm.path, "" if not runs[0].arms else f"arm {arm.arm}: ")
     if args.csv is not None:
         write_category_csv(runs, args.csv)
         say(f"wrote {args.csv}")
@@ -92,12 +93,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_rounds(run_dir: Path) -> None:
-    """The per-round table of a repair run, the agent's spending of an agentic one."""
+def print_rounds(run_dir: Path, label: str = "") -> None:
+    """The per-round table of a repair run, the agent's spending of an agentic one;
+    `label` names the arm."""
     if any(s.round > 0 for s in load_rounds(run_dir)):
-        print(format_rounds(load_rounds(run_dir)))
+        print(label + format_rounds(load_rounds(run_dir)))
     if agent_summary(run_dir) is not None:
-        print(format_agent(run_dir))
+        print(label + format_agent(run_dir))
 
 
 def report_grading(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from proofeval.commands.agent import add_agent_options, run_agentic
+from proofeval.commands.agent import add_agent_options, agent_procedure, run_agentic
 from proofeval.commands.bench_options import BENCH_HELP, add_benchmark_options, selection
 from proofeval.commands.generate import (
     add_extraction_options,
@@ -17,11 +17,15 @@ from proofeval.commands.options import add_checker_options, checker_settings
 from proofeval.commands.repair_judge import judge_for
 from proofeval.console import say
 from proofeval.errors import InputError
+from proofeval.loaders import load_benchmark
+from proofeval.provers.registry import supported
 from proofeval.report.rounds import format_agent, format_rounds, load_rounds
 from proofeval.report.run_data import load_run
 from proofeval.report.table import write_results_csv
 from proofeval.report.terminal import format_run
+from proofeval.runs import manifest
 from proofeval.runs.agent import TRANSCRIPTS
+from proofeval.runs.arms import arm_dir, named_arms, refuse_other_problems
 from proofeval.runs.repair import RepairOptions, run_with_repairs
 from proofeval.runs.stream import RunOptions, run_pipeline
 from proofeval.store import RunStore
@@ -47,6 +51,13 @@ def configure(sub: argparse._SubParsersAction) -> None:
         metavar="RUN_DIR",
         help="run directory: the SQLite store (resumable), results.csv and answers.jsonl "
         "(each completion with its extracted answer and verdict as proof_status)",
+    )
+    p.add_argument(
+        "--arm",
+        metavar="NAME",
+        help="a new arm of the run in RUN_DIR: the same problems asked of another model or "
+        "under another setting, kept in RUN_DIR/arms/NAME with its own settings and reported "
+        "beside the run's other arms, never pooled with them (default: the run's own arm)",
     )
     add_sampling_options(p)
     add_extraction_options(p)
@@ -86,9 +97,20 @@ def non_negative_int(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.agent and args.rounds:
+        raise InputError("--agent and --rounds do not combine: an agent repairs by itself")
+    out = arm_dir(args.out, args.arm)
+    if args.arm or named_arms(args.out):
+        problems = load_benchmark(args.problems, selection(args)).problems
+        refuse_other_problems(
+            args.out, args.arm, [p.id for p in problems if p.prover in supported()]
+        )
+    procedure = (
+        agent_procedure(args) if args.agent else manifest.repair(args.rounds, args.repair_template)
+    )
     opts = RunOptions(
         problems=args.problems,
-        out=args.out,
+        out=out,
         sampling=sampling_settings(args),
         template=args.template,
         extraction=extraction(args),
@@ -98,19 +120,18 @@ def run(args: argparse.Namespace) -> int:
         settings=checker_settings(args),
         command=tuple(getattr(args, "argv", ())),
         selection=selection(args),
+        procedure=procedure,
     )
     if args.agent:
-        if args.rounds:
-            raise InputError("--agent and --rounds do not combine: an agent repairs by itself")
-        run_agentic(args, opts.sampling)
-        store = RunStore(args.out)
+        run_agentic(args, opts)
+        store = RunStore(out)
         try:
-            write_results_csv(store.results(), args.out / "results.csv")
+            write_results_csv(store.results(), out / "results.csv")
         finally:
             store.close()
         print(format_run(load_run(args.out)))
-        print(format_agent(args.out))
-        say(f"results: {args.out / 'results.csv'}, transcripts: {args.out / TRANSCRIPTS}")
+        print(format_agent(out))
+        say(f"results: {out / 'results.csv'}, transcripts: {out / TRANSCRIPTS}")
         return 0
     if args.rounds:
         repair = RepairOptions(args.rounds, opts.sampling, opts.extraction, args.repair_template)
@@ -120,6 +141,6 @@ def run(args: argparse.Namespace) -> int:
         run_pipeline(opts)
     print(format_run(load_run(args.out)))
     if args.rounds:
-        print(format_rounds(load_rounds(args.out)))
-    say(f"results: {args.out / 'results.csv'}, answers: {args.out / 'answers.jsonl'}")
+        print(format_rounds(load_rounds(out)))
+    say(f"results: {out / 'results.csv'}, answers: {out / 'answers.jsonl'}")
     return 0

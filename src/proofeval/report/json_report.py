@@ -21,6 +21,9 @@ One run:
                   "more_goals", "failed_step", "failed_tactic", "message"}}...]
                  (the FAILs with feedback: `check --feedback on`; see feedback_jsonl.py)}
 
+A run with arms (`run --arm NAME`) adds "arm": "default" (the figures above are the
+default arm's alone) and "arms": {NAME: the document above of that arm}, never pooled.
+
 Two runs (`proofeval report RUN_A RUN_B --json`):
 
     {"format": "proofeval-comparison/1", "runs": {"A": document, "B": document},
@@ -68,6 +71,14 @@ def _estimate(est: Estimate | None) -> dict[str, Any] | None:
 
 
 def run_document(run: RunData) -> dict[str, Any]:
+    doc = _one_document(run)
+    if run.arms:
+        doc["arm"] = run.arm
+        doc["arms"] = {arm.arm: _one_document(arm) for arm in run.arms}
+    return doc
+
+
+def _one_document(run: RunData) -> dict[str, Any]:
     m = run.metrics
     return {
         "format": FORMAT,

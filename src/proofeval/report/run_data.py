@@ -9,6 +9,7 @@ from pathlib import Path
 from proofeval.errors import InputError
 from proofeval.metrics import RunMetrics, compute
 from proofeval.model import Attempt, Generation, Problem
+from proofeval.runs.arms import DEFAULT, named_arms
 from proofeval.store import FILE_NAME, ResultRow, Round, RunStore
 
 
@@ -27,21 +28,37 @@ class RunData:
     info: dict[str, object] = field(default_factory=dict)  # what produced it (store.info)
     round: int = 0
     first: list[ResultRow] = field(default_factory=list)
+    arm: str = DEFAULT  # this arm's name (runs/arms.py)
+    arms: list[RunData] = field(default_factory=list)  # the run's named arms (`run --arm`)
 
     @cached_property
     def metrics(self) -> RunMetrics:
         return compute(self.results, self.problems, self.generations)
 
+    def every_arm(self) -> list[RunData]:
+        """The arms to show side by side: the default one (unless the run has only named
+        arms), then the named ones; [self] for a run without arms."""
+        default = [self] if self.attempts or not self.arms else []
+        return [*default, *self.arms]
+
 
 def load_run(run_dir: Path) -> RunData:
-    """Read a run directory's store; InputError if the directory has none."""
+    """Read a run directory's store, with its named arms; InputError if the directory has
+    neither."""
     if not run_dir.is_dir():
         raise InputError(f"no such run directory: {run_dir}")
+    arms = [replace(_load_one(path), arm=name) for name, path in named_arms(run_dir)]
     if not (run_dir / FILE_NAME).is_file():
+        if arms:  # only named arms were run: the default one is empty
+            return RunData(run_dir, [], [], [], [], arms=arms)
         raise InputError(
             f"{run_dir}: not a run directory (no {FILE_NAME}; `proofeval check --out` "
             "or `proofeval run --out` makes one)"
         )
+    return replace(_load_one(run_dir), arms=arms)
+
+
+def _load_one(run_dir: Path) -> RunData:
     store = RunStore(run_dir)
     try:
         first, rounds = store.results(), store.rounds()

@@ -99,9 +99,9 @@ def _cells(row: CategoryRow, extra: Sequence[Column]) -> tuple[str, ...]:
     return (*row.cells(), *(column.cells.get(row.category, "-") for column in extra))
 
 
-def format_grid(lines: Sequence[Sequence[str]]) -> str:
+def format_grid(lines: Sequence[Sequence[str]], total: bool = True) -> str:
     """A header line, then rows; the first column left-aligned, the rest right-aligned; a rule
-    under the header and above the last row."""
+    under the header and (when the last row is a `total`) above the last row."""
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
 
     def render(cells: Sequence[str]) -> str:
@@ -111,6 +111,8 @@ def format_grid(lines: Sequence[Sequence[str]]) -> str:
 
     rule = "-" * len(render(lines[0]))
     body = [render(cells) for cells in lines[1:]]
+    if not total:
+        return "\n".join([render(lines[0]), rule, *body])
     return "\n".join([render(lines[0]), rule, *body[:-1], rule, *body[-1:]])
 
 

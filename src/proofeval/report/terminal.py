@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from proofeval.metrics import Breakdown, RunMetrics
+from proofeval.model import Verdict
 from proofeval.report.run_data import RunData
 from proofeval.report.table import Column, category_table, format_grid, format_table
 
@@ -38,7 +39,35 @@ def pass_columns(metrics: RunMetrics) -> list[Column]:
 
 def format_run(run: RunData) -> str:
     """What produced the run, the paper table with a pass@k column per reportable k, then
-    the summary lines."""
+    the summary lines; for a run with arms, the arms side by side, then a block each."""
+    if not run.arms:
+        return format_one(run)
+    arms = run.every_arm()
+    blocks = [f"== arm {arm.arm} ({arm.path}) ==\n{format_one(arm)}" for arm in arms]
+    head = (
+        f"{run.path}: {plural(len(arms), 'arm')} side by side (each its own settings, not pooled)"
+    )
+    return "\n\n".join([head + "\n" + format_grid(arms_lines(arms), total=False), *blocks])
+
+
+def arms_lines(arms: list[RunData]) -> list[tuple[str, ...]]:
+    """Header and a row per arm: its model, the whole run's counts and pass@k."""
+    ks = sorted({k for arm in arms for k in arm.metrics.ks})
+    header = ("Arm", "Model", "Problems", "Attempts", "Eval", "OK", "OK/Tot",
+              *(f"pass@{k}" for k in ks))  # fmt: skip
+    lines = [header]
+    for arm in arms:
+        total = arm.metrics.overall
+        ident = arm.info.get("identity")
+        model = str(ident.get("model", "?")) if isinstance(ident, dict) else "?"
+        counts = (total.problems, total.attempts, total.checked, total.verdicts.get(Verdict.OK, 0))
+        lines.append((arm.arm, model, *map(str, counts), percent(total.ok_share),
+                      *(percent(total.pass_at_k.get(k)) for k in ks)))  # fmt: skip
+    return lines
+
+
+def format_one(run: RunData) -> str:
+    """One arm's report: what produced it, its table, its summary lines."""
     table = format_table(category_table(run.results, run.problems), pass_columns(run.metrics))
     head = provenance_lines(run.info)
     if run.round:
@@ -72,10 +101,26 @@ def provenance_lines(info: dict[str, object]) -> list[str]:
     return [
         f"model: {ident['model']} at {ident['endpoint']}" + (f"; {sampled}" if sampled else ""),
         f"template: {template}; timeout {ident['timeout']} s; replay {ident['replay']}",
+        *procedure_lines(ident),
         f"checked by: {'; '.join(map(str, about['provers'])) or '(no prover recorded)'}",
         f"{about['proofeval']}; {times}",
         f"command: {about['command']}",
     ]
+
+
+def procedure_lines(ident: dict) -> list[str]:
+    """The repair rounds' or the agent's settings, when the run has them."""
+    if ident.get("agent"):
+        return [
+            f"agent: at most {ident['agent_tool_calls']} tool calls, {ident['agent_tokens']} "
+            f"tokens and {ident['agent_seconds']:g} s per problem and sample"
+        ]
+    if ident.get("rounds"):
+        sha = str(ident.get("repair_template_sha256"))[:12]
+        return [
+            f"repair: up to {ident['rounds']} rounds, {ident['repair_template']} (sha256 {sha})"
+        ]
+    return []
 
 
 def summary_lines(metrics: RunMetrics) -> list[str]:

@@ -32,6 +32,7 @@ from proofeval.generate.reply import MalformedReply
 from proofeval.loaders import Selection, load_benchmark
 from proofeval.model import Attempt, Generation, Outcome, Problem, Stage, Verdict
 from proofeval.provers.registry import supported
+from proofeval.runs import manifest
 from proofeval.store import RunStore
 
 TRANSCRIPTS = "agent-transcripts.jsonl"
@@ -72,6 +73,8 @@ class AgentOptions:
     budget: AgentBudget = AgentBudget()
     template: str | None = None
     selection: Selection = Selection()  # --only, --limit
+    # the run's identity and provenance (runs/manifest.py); None: not recorded
+    record: tuple[dict, dict] | None = None
 
 
 @dataclass
@@ -93,6 +96,8 @@ def run_agent(opts: AgentOptions, toolbox: Callable[[Problem], Toolbox]) -> int:
     ]
     store = RunStore(opts.out)
     try:
+        if opts.record is not None:  # before any request: a resume that would mix is refused
+            manifest.begin(store, *opts.record)
         store.add_problems(problems)
         done = {(a.problem_id, a.index) for a in store.attempts() if store.outcome(a)}
         todo = [(p, i) for p in problems for i in range(opts.sampling.samples)
@@ -104,6 +109,8 @@ def run_agent(opts: AgentOptions, toolbox: Callable[[Problem], Toolbox]) -> int:
                 bar.update()
         bar.close()
         steps = store.agent_steps()
+        if opts.record is not None:
+            manifest.end(store)
     finally:
         store.close()
     rows = [{"problem_id": pid, "sample": sample, "step": step, "kind": kind, "seconds": sec,

@@ -4,9 +4,10 @@ proofeval's version and source revision, the provers' exact builds, the command 
 when it ran).
 
 A run is resumed only with the identity it was started with: any difference (another
-model, temperature, template, extraction, time limit, checker setting) is refused with
-what differs, so that one run's pass@k never pools attempts made under two settings.
-More samples are not a difference: they extend the same experiment.
+model, temperature, template, extraction, time limit, checker setting, repair template,
+agent budget) is refused with what differs, so that one run's pass@k never pools attempts
+made under two settings. More samples are not a difference, nor more repair rounds: they
+extend the same experiment (rounds 0..R are the same whatever R comes later).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -24,7 +25,8 @@ from urllib.parse import urlsplit
 
 from proofeval.errors import InputError
 from proofeval.generate.client import SamplingSettings
-from proofeval.generate.prompts import default_template, template_text
+from proofeval.generate.prompts import TEMPLATES, default_template, template_text
+from proofeval.generate.repair import BUILTIN_REPAIR
 from proofeval.model import Problem
 from proofeval.provers import registry
 from proofeval.provers.interface import CheckSettings
@@ -90,6 +92,21 @@ def _file_sha(path: Path | None) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+# The settings of repair rounds and agents, as a run without them records them; a store
+# made before they were recorded is read as having these.
+NO_PROCEDURE: Mapping[str, object] = {
+    "agent": False,
+    "agent_tool_calls": None,
+    "agent_tokens": None,
+    "agent_seconds": None,
+    "agent_instructions_sha256": None,
+    "rounds": 0,
+    "repair_template": None,
+    "repair_template_sha256": None,
+}
+_REPAIR_KEYS = ("repair_template", "repair_template_sha256")
+
+
 def identity(
     sampling: SamplingSettings,
     template: str | None,
@@ -97,8 +114,10 @@ def identity(
     limits: tuple[float, Path | None, Path | None],
     settings: CheckSettings,
     problems: Iterable[Problem],
+    procedure: Mapping[str, object] = NO_PROCEDURE,
 ) -> dict[str, object]:
-    """The settings that decide what a run generates and how it is checked."""
+    """The settings that decide what a run generates and how it is checked; `procedure`:
+    how answers are asked for beyond one prompt (`repair` or `agent`)."""
     problems = list(problems)
     default, timeout_map, timeouts = limits
     return {
@@ -122,6 +141,33 @@ def identity(
         "memory_mb": settings.memory_mb,
         "sandbox": settings.sandbox,
         "hol_light": str(settings.hol_dir or registry.backend("hol-light").home),
+        **(procedure or NO_PROCEDURE),
+    }
+
+
+def repair(rounds: int, template: str | None) -> dict[str, object]:
+    """The identity of `run --rounds R`: R (a larger one later extends the run) and the
+    repair template's name and SHA-256 (None: no round asked for yet)."""
+    if not rounds:
+        return dict(NO_PROCEDURE)
+    path = TEMPLATES / f"{BUILTIN_REPAIR}.j2" if template is None else Path(template)
+    return {
+        **NO_PROCEDURE,
+        "rounds": rounds,
+        "repair_template": template or f"(built-in {BUILTIN_REPAIR})",
+        "repair_template_sha256": _file_sha(path),
+    }
+
+
+def agent(tool_calls: int, tokens: int, seconds: float, instructions: str) -> dict[str, object]:
+    """The identity of `run --agent`: its budgets and the instructions added to the prompt."""
+    return {
+        **NO_PROCEDURE,
+        "agent": True,
+        "agent_tool_calls": tool_calls,
+        "agent_tokens": tokens,
+        "agent_seconds": seconds,
+        "agent_instructions_sha256": hashlib.sha256(instructions.encode()).hexdigest(),
     }
 
 
@@ -149,15 +195,35 @@ def begin(store: RunStore, wanted: dict[str, object], about: dict[str, object]) 
         store.set_info("provenance", about)
         return
     assert isinstance(had, dict)
-    differs = [key for key in sorted(set(had) | set(wanted)) if had.get(key) != wanted.get(key)]
+    had = {**NO_PROCEDURE, **had}
+    differs = differences(had, wanted)
     if differs:
         shown = "; ".join(f"{k}: {had.get(k)!r} then, {wanted.get(k)!r} now" for k in differs)
         raise InputError(
             f"{store.path.parent} was run with other settings ({shown}): resuming would mix "
-            "them in one pass@k; give another RUN_DIR, or the run's own settings"
+            "them in one pass@k; give another RUN_DIR, the run's own settings, or --arm NAME "
+            "for a new arm of the same run"
         )
+    if _rounds(wanted) > _rounds(had):  # more rounds extend the run: recorded from now on
+        store.set_info("identity", wanted)
     resumes = kept.get("resumed")
     store.set_info("resumed", [*(resumes if isinstance(resumes, list) else []), about])
+
+
+def differences(had: Mapping[str, object], wanted: Mapping[str, object]) -> list[str]:
+    """The keys whose values differ, but for what extends a run: a larger R of repair
+    rounds (then the repair template may be set, if no round was asked for before)."""
+    keys = set(had) | set(wanted)
+    if _rounds(wanted) > _rounds(had):
+        keys -= {"rounds"}
+        if _rounds(had) == 0:
+            keys -= set(_REPAIR_KEYS)
+    return [key for key in sorted(keys) if had.get(key) != wanted.get(key)]
+
+
+def _rounds(ident: Mapping[str, object]) -> int:
+    rounds = ident.get("rounds")
+    return rounds if isinstance(rounds, int) else 0
 
 
 def end(store: RunStore) -> None:

@@ -11,7 +11,7 @@ import queue
 import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
@@ -53,6 +53,8 @@ class RunOptions:
     settings: CheckSettings = CheckSettings()
     command: tuple[str, ...] = ()  # the command line's arguments, for the record
     selection: Selection = Selection()  # --only, --limit
+    # how answers are asked for beyond one prompt: manifest.repair(), manifest.agent()
+    procedure: dict[str, object] = field(default_factory=dict)
 
 
 class Progress:
@@ -170,12 +172,18 @@ def run_pipeline(opts: RunOptions, warm: dict[str, SharedProcess] | None = None)
 
 def _begin(store: RunStore, opts: RunOptions, problems: list[Problem]) -> None:
     """Record what produces the run, or refuse a resume that would mix settings."""
+    manifest.begin(store, *recorded(opts, problems))
+
+
+def recorded(opts: RunOptions, problems: list[Problem]) -> tuple[dict, dict]:
+    """The run's identity and provenance (runs/manifest.py)."""
     extraction = (opts.extraction.block, opts.extraction.marker)
     files = policy_files(opts.problems, opts.timeout_map, opts.timeouts)
     wanted = manifest.identity(
-        opts.sampling, opts.template, extraction, (opts.timeout, *files), opts.settings, problems
-    )
-    manifest.begin(store, wanted, manifest.provenance(problems, opts.settings, opts.command))
+        opts.sampling, opts.template, extraction, (opts.timeout, *files), opts.settings,
+        problems, opts.procedure,
+    )  # fmt: skip
+    return wanted, manifest.provenance(problems, opts.settings, opts.command)
 
 
 def _stream(
