@@ -60,6 +60,11 @@ def fenced_block(output: str, block: Block = "last") -> str:
     return output.strip() if chosen is None else "\n".join(chosen).strip()
 
 
+def has_fence(output: str) -> bool:
+    """Whether `output` opens a fenced block anywhere (complete or cut off)."""
+    return any(_opening(line) is not None for line in output.splitlines())
+
+
 def extract_proof(output: str) -> str:
     """The content of the last complete fenced block; see fenced_block()."""
     return fenced_block(output, "last")

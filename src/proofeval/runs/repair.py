@@ -28,6 +28,7 @@ from proofeval.provers.registry import supported
 from proofeval.report.run_data import rows_of_every_round
 from proofeval.report.table import write_results_csv
 from proofeval.runs.generate import Extraction, ask_all
+from proofeval.runs.no_proof import asks_for_a_block, settle_now
 from proofeval.runs.stream import RunOptions, run_pipeline
 from proofeval.store import Round, RunStore
 from proofeval.timeouts import load_policy
@@ -76,9 +77,10 @@ def run_repairs(
 ) -> int:
     """Run rounds 1..R over the store's samples; how many rounds were generated."""
     generated = 0
+    checker = _Checker(store, problems, timeout_of, judge, asks_for_a_block(opts.template))
     for number in range(1, opts.rounds + 1):
         latest = _latest(store, problems)
-        _check(store, problems, timeout_of, judge, _unchecked(latest, number))
+        checker.check(_unchecked(latest, number))
         latest = _latest(store, problems)
         todo = {k: v for k, v in latest.items() if v.number == number - 1 and _failed(v)}
         if not todo:
@@ -86,7 +88,7 @@ def run_repairs(
         _explain(store, problems, judge, todo)
         generated += _generate(opts, store, problems, todo, number)
         latest = _latest(store, problems)
-        _check(store, problems, timeout_of, judge, _unchecked(latest, number))
+        checker.check(_unchecked(latest, number))
     return generated
 
 
@@ -165,24 +167,47 @@ def _generate(
     return ask_all(opts.sampling, requests, arrived, f"round {number}")
 
 
-def _check(
-    store: RunStore,
-    problems: dict[str, Problem],
-    timeout_of: TimeoutOf,
-    judge: Judge,
-    rows: Sequence[Round],
-) -> None:
-    """Check rounds, committing each verdict as it is decided."""
-    if not rows:
-        return
-    futures = {
-        judge.submit(problems[r.problem_id], r.proof, timeout_of(problems[r.problem_id])): r
-        for r in rows
-    }
-    with tqdm(total=len(rows), unit="attempt", desc="checking repairs", file=sys.stderr) as bar:
-        for future in as_completed(futures):
-            store.record_round_outcome(futures[future], future.result())
-            bar.update()
+class _Checker:
+    """Checks rounds, committing each verdict as it is decided; a block-less reply to the
+    repair prompt is settled as runs/no_proof.py says (a probe per problem, at most)."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        problems: dict[str, Problem],
+        timeout_of: TimeoutOf,
+        judge: Judge,
+        asked_for_a_block: bool,
+    ) -> None:
+        self.store, self.problems, self.timeout_of, self.judge = store, problems, timeout_of, judge
+        self.asked = asked_for_a_block
+        self.probes: dict[str, Outcome] = {}
+
+    def check(self, rows: Sequence[Round]) -> None:
+        if not rows:
+            return
+        futures = {self._submit(self.problems[r.problem_id], r.proof): r for r in rows}
+        bar = tqdm(total=len(rows), unit="attempt", desc="checking repairs", file=sys.stderr)
+        with bar:
+            for future in as_completed(futures):
+                r = futures[future]
+                problem = self.problems[r.problem_id]
+                outcome = settle_now(
+                    r.generation.output, future.result(), self.asked, self._probe(problem), problem
+                )
+                self.store.record_round_outcome(r, outcome)
+                bar.update()
+
+    def _submit(self, problem: Problem, proof: str) -> Future[Outcome]:
+        return self.judge.submit(problem, proof, self.timeout_of(problem))
+
+    def _probe(self, problem: Problem) -> Callable[[str], Outcome]:
+        def probe(text: str) -> Outcome:
+            if problem.id not in self.probes:
+                self.probes[problem.id] = self._submit(problem, text).result()
+            return self.probes[problem.id]
+
+        return probe
 
 
 def run_with_repairs(

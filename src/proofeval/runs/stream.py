@@ -34,6 +34,7 @@ from proofeval.runs.generate import (
     missing_requests,
     write_answers,
 )
+from proofeval.runs.no_proof import NoProof, asks_for_a_block
 from proofeval.store import ResultRow, RunStore
 from proofeval.timeouts import DEFAULT_TIMEOUT, TimeoutPolicy, load_policy, policy_files
 
@@ -104,6 +105,7 @@ class Pipeline:
         self.arrivals: queue.Queue = queue.Queue()
         self.generator = Generator(opts.sampling)
         self.failure: BaseException | None = None
+        self.no_proof = NoProof(asks_for_a_block(opts.template), self.problems)
 
     def generate(self, requests: list[Request], progress: Progress) -> None:
         def arrived(gen: Generation) -> None:
@@ -122,9 +124,16 @@ class Pipeline:
 
     def jobs(self, earlier: list[Attempt]) -> Iterator[Job]:
         for attempt in earlier:
-            yield self._job(attempt)
+            yield from self._jobs(attempt)
         while (attempt := self.arrivals.get()) is not _DONE:
-            yield self._job(attempt)
+            yield from self._jobs(attempt)
+
+    def _jobs(self, attempt: Attempt) -> Iterator[Job]:
+        """The attempt's job, then its problem's probe if a block-less reply needs one."""
+        yield self._job(attempt)
+        probe = self.no_proof.probe(attempt)
+        if probe is not None:
+            yield self._job(probe)
 
     def _job(self, attempt: Attempt) -> Job:
         problem = self.problems[attempt.problem_id]
@@ -199,8 +208,9 @@ def _stream(
     producer.start()
 
     def record(attempt: Attempt, outcome: Outcome) -> None:
-        pipeline.store.record(attempt, outcome)
-        progress.on_checked(outcome)
+        for settled, verdict in pipeline.no_proof.settle(attempt, outcome):
+            pipeline.store.record(settled, verdict)
+            progress.on_checked(verdict)
 
     try:
         check_all(
