@@ -44,10 +44,14 @@ def test_baseline_on_encrypted_hard2verify_counts_malformed_answers_as_failed(
     assert grade(data, *args) == 0
     assert stub_server.count() == 2  # one request per proof, n=2
     printed = capsys.readouterr().out
-    assert "4 gradings, 1 failed (counted wrong): judge 1" in printed
+    assert (
+        "4 gradings, 1 failed (counted wrong), by reason:\n     1  judge: no ```json block"
+        in printed
+    )
 
     doc = report_json(out, capsys)
-    assert doc["gradings"] == {"total": 4, "unparsed": 1, "reasons": {"judge": 1}}
+    reasons = {"judge: no ```json block": 1}
+    assert doc["gradings"] == {"total": 4, "unparsed": 1, "reasons": reasons}
     assert doc["method"] == "baseline" and doc["runs"] == 2 and doc["models"] == ["judge"]
     # run 0 is perfect; run 1: p1 unparsed (both steps wrong), p2 two verdicts for 3 steps
     steps = doc["steps"]

@@ -80,7 +80,8 @@ def test_pf_pipeline_end_to_end(pf_run, stub_server, capsys):
     capsys.readouterr()
     assert main(["report", str(out), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["gradings"] == {"total": 6, "unparsed": 2, "reasons": {"rewrite": 2}}
+    reasons = {"rewrite: no faithful rewrite": 2}
+    assert doc["gradings"] == {"total": 6, "unparsed": 2, "reasons": reasons}
     assert doc["steps"]["tpr"] == 0.75 and doc["steps"]["tnr"] == 1.0
     assert doc["first_error"]["tnr"] == 1.0
     by_stage = {k: v["calls"] for k, v in doc["cost"]["by_stage"].items()}
@@ -130,7 +131,8 @@ def test_unparseable_module_verdicts_fail_the_grading(tmp_path, stub_server, cap
     assert main([*args, stub_server.url, "--out", str(out)]) == 0
     capsys.readouterr()
     main(["report", str(out), "--json"])
-    assert json.loads(capsys.readouterr().out)["gradings"]["reasons"] == {"verify": 1}
+    reasons = {"verify: no ```json block": 1}
+    assert json.loads(capsys.readouterr().out)["gradings"]["reasons"] == reasons
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import pytest
 
 from proofeval.cli import main
 from proofeval.generate.client import Generator, SamplingSettings
+from proofeval.grading.parse import reason_kind
 from proofeval.model import Problem
 from proofeval.store import FILE_NAME
 from tests.grading_data import H2V_ROWS, write_jsonl
@@ -114,10 +115,13 @@ def test_a_malformed_judge_reply_is_that_calls_failed_grading(
     stub_server.script(P2, [GOOD])
     out = tmp_path / "run"
     assert grade(data, out, stub_server.url) == 0
-    assert "2 gradings, 1 failed (counted wrong): judge 1" in capsys.readouterr().out
-    assert p1_reason(out) == f"judge: malformed reply: {why}"
+    kind = f"judge: malformed reply: {why}"  # each shape its own reason in the report
+    assert f"2 gradings, 1 failed (counted wrong), by reason:\n     1  {kind}\n" in (
+        capsys.readouterr().out
+    )
+    assert p1_reason(out) == kind
     doc = report(out, capsys)
-    assert doc["gradings"] == {"total": 2, "unparsed": 1, "reasons": {"judge": 1}}
+    assert doc["gradings"] == {"total": 2, "unparsed": 1, "reasons": {kind: 1}}
     assert doc["cost"]["calls"] == 1  # the malformed call is not stored: nothing to replay
 
     # a re-run asks that call again (and only it), and the report counts it once
@@ -133,6 +137,56 @@ def test_a_malformed_judge_reply_is_that_calls_failed_grading(
     assert doc["cost"]["calls"] == 2
 
 
+def test_each_kind_of_malformed_reply_is_its_own_counted_reason(
+    tmp_path: Path, stub_server: StubServer, capsys
+) -> None:
+    """Four judge replies malformed four ways, one answer with no block, two good ones: the
+    summary and the JSON count each kind apart (they were all "judge" once)."""
+    shapes = ["not_json", "choices_missing", "content_list", "usage_a_string"]
+    rows = [dict(H2V_ROWS[0], unique_id=f"q{n}", question=f"Show that 1 + 1 = 2 ({n}).")
+            for n in range(7)]  # fmt: skip
+    for n, shape in enumerate(shapes):
+        stub_server.script(f"({n})", [MALFORMED[shape][0]])
+    stub_server.script("(4)", ["It is correct, trust me."])
+    stub_server.script("(5)", [GOOD])
+    stub_server.script("(6)", [chat(content="no block here either")])
+    out = tmp_path / "run"
+    assert grade(write_jsonl(tmp_path / "d.jsonl", rows), out, stub_server.url) == 0
+    printed = capsys.readouterr().out
+    expected = {f"judge: malformed reply: {MALFORMED[s][1]}": 1 for s in shapes}
+    expected["judge: no ```json block"] = 2
+    assert report(out, capsys)["gradings"] == {"total": 7, "unparsed": 6, "reasons": expected}
+    lines = printed[printed.index("7 gradings") :].splitlines()
+    assert lines[0].endswith("7 gradings, 6 failed (counted wrong), by reason:")
+    assert lines[1] == "     2  judge: no ```json block"  # the most frequent first
+    assert sorted(lines[2:6]) == sorted(
+        f"     1  {kind}" for kind in expected if "malformed" in kind
+    )
+
+
+def test_a_reason_kind_never_holds_a_models_text() -> None:
+    """A pseudo-formal reason names modules by the ids the model gave them: its kind is
+    still made of proofeval's own words."""
+    verify = (
+        'verify: module <b>x</b>: malformed reply: FORGED; module y: "content" is a list, '
+        "not a string; module z: no ```json block"
+    )
+    assert reason_kind(verify) == "verify: malformed reply"
+    forged = "verify: module x: no faithful rewrite <script>: the reply is not JSON"
+    assert reason_kind(forged) == "verify: no faithful rewrite"
+    rewrite = "rewrite: no faithful rewrite in 3 attempts: module L1 is not faithful: 2 + 2 = 5"
+    assert reason_kind(rewrite) == "rewrite: no faithful rewrite"
+    assert reason_kind("judge: the ```json block is not JSON (Expecting value)") == (
+        "judge: the ```json block is not JSON"
+    )
+    assert reason_kind("no text: the paper 2401.1 has no file") == "no text"
+    assert reason_kind("runner: <img src=x>") == "runner"
+    assert reason_kind("no step verdicts in the runner's output") == (
+        "no step verdicts in the runner's output"
+    )
+    assert reason_kind("<b>x</b>") == reason_kind("A" * 500 + ": x") == "other"
+
+
 def test_json_nested_100000_deep_in_the_answer_is_unparsed_and_replays(
     data: Path, tmp_path: Path, stub_server: StubServer, capsys
 ) -> None:
@@ -146,7 +200,8 @@ def test_json_nested_100000_deep_in_the_answer_is_unparsed_and_replays(
     assert p1_reason(out) == "judge: the ```json block is nested too deeply"
     for _ in range(2):
         doc = report(out, capsys)
-        assert doc["gradings"] == {"total": 2, "unparsed": 1, "reasons": {"judge": 1}}
+        reasons = {"judge: the ```json block is nested too deeply": 1}
+        assert doc["gradings"] == {"total": 2, "unparsed": 1, "reasons": reasons}
         assert doc["cost"]["calls"] == 2
         assert grade(data, out, stub_server.url) == 0  # replayed from the store
         assert stub_server.count() == 2
@@ -202,7 +257,8 @@ def test_pf_fails_only_the_stage_whose_reply_was_malformed(
     assert grade(data, out, stub_server.url, "--method", "pf") == 0
     reason = 'verify: module T: malformed reply: "content" is an object, not a string'
     assert p1_reason(out) == reason
-    assert report(out, capsys)["gradings"]["reasons"] == {"verify": 1}
+    reasons = {'verify: malformed reply: "content" is an object, not a string': 1}
+    assert report(out, capsys)["gradings"]["reasons"] == reasons
     asked = stub_server.count()
     assert grade(data, out, stub_server.url, "--method", "pf") == 0
     assert stub_server.count() == asked + 1  # only the verification is asked again

@@ -15,6 +15,49 @@ from typing import Any
 
 _BLOCK = re.compile(r"```json[ \t]*\n(.*?)```", re.DOTALL)
 
+# How a grading failed, as the report counts it (`reason_kind`). A reason is "STAGE: detail"
+# and its detail may hold a model's text (a module's id, a rewrite's errors), so a kind is
+# never a slice of it: it is the stage and the first of these phrases found in the detail,
+# each from a fixed vocabulary (proofeval's own words: generate/reply.py's for a malformed
+# reply, this module's and the methods' for an answer that does not parse).
+_VALUE = r"(?:an object|a list|a string|a boolean|null|a number|no value)"
+_MALFORMED = (
+    rf"the reply is {_VALUE}, not a JSON object",
+    r'the reply has no "choices"',
+    rf'"choices" is {_VALUE}, not a list',
+    r"no choices returned",
+    r"the reply is JSON nested too deeply",
+    r"the reply is not JSON",
+    rf"a choice is {_VALUE}, not an object",
+    rf'a choice\'s "(?:index|message)" is {_VALUE}, not (?:a number|an object)',
+    r'a choice has no "message"',
+    rf'"(?:content|text)" is {_VALUE}, not a string',
+    r'"(?:content|text)" holds a lone surrogate: not Unicode text',
+    rf'"usage" is {_VALUE}, not an object',
+    rf'"usage\.(?:prompt|completion)_tokens" is {_VALUE}, not a token count',
+)
+_UNPARSED = (
+    r"no ```json block",
+    r"the ```json block is not JSON",
+    r"the ```json block is nested too deeply",
+    r"the ```json block is not an object",
+    r'"\w+" is not a list of "yes" and "no"',
+    r'"verdict" is not "correct" or "incorrect"',
+    r'"first_error" is not -1 or a step number',
+    r'"errors" is not a list',
+    r'an error without a "location" string',
+    r'"issues" is not a list of objects',
+    r'"faithful" is not true or false',
+    r"no faithful rewrite",
+)
+_KINDS = (  # searched in this order: a malformed reply is what made the answer fail
+    re.compile(rf"malformed reply: (?:{'|'.join(_MALFORMED)})"),
+    re.compile("malformed reply"),
+    re.compile("|".join(_UNPARSED)),
+)
+_STAGE = re.compile(r"[a-z][a-z ]{0,19}")  # judge, rewrite, verify, calibrate, no text, runner
+_WHOLE = re.compile(r"[a-z][a-z' ]{0,59}")  # a reason without a detail, in proofeval's words
+
 
 class Unparsed(Exception):
     """The answer is not in the format asked for; the message says how."""
@@ -35,6 +78,21 @@ class FailedCall(str):
 def failure(text: str) -> str | None:
     """Why the call that answered `text` failed, if it did."""
     return f"malformed reply: {text.reason}" if isinstance(text, FailedCall) else None
+
+
+def reason_kind(reason: str) -> str:
+    """The kind of a failed grading's reason: "judge: malformed reply: no choices returned",
+    "verify: no ```json block", ... (one per reply fault or answer fault, never a model's
+    text); the stage alone when the detail is none of the known faults."""
+    stage, colon, detail = reason.partition(": ")
+    if not colon:
+        return reason if _WHOLE.fullmatch(reason) else "other"
+    if not _STAGE.fullmatch(stage):
+        return "other"
+    for kind in _KINDS:
+        if (found := kind.search(detail)) is not None:
+            return f"{stage}: {found[0]}"
+    return stage
 
 
 def json_answer(text: str) -> dict[str, Any]:

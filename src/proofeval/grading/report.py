@@ -4,7 +4,7 @@
 
     {"format": "proofeval-grading-report/1", "run": RUN_DIR, "method": "baseline" | "pf",
      "models": [...], "items": n, "runs": n (runs every item has; the metrics use these),
-     "gradings": {"total": n, "unparsed": n, "reasons": {reason: n}},
+     "gradings": {"total": n, "unparsed": n, "reasons": {kind: n}},
      "ungraded_items": [ids], "papers_without_text": {id: why},
      "steps": rates or null, "responses": rates or null, "first_error": rates or null,
      "error_finding": {"steps": curve, "responses": curve, "locations": curve},
@@ -18,6 +18,9 @@ rates: {"tpr", "tnr", "balanced_accuracy", "balanced_f1": means over the runs, "
 [{the four for run 0}, ...], "positives", "negatives" (first_error: "correct", "flawed")}.
 curve: [{"k", "precision", "recall", "subsets", "total_subsets", "seed"}] for k = 1..runs,
 seed null when every size-k subset was averaged, [] when the data has no such labels.
+A reason's kind (grading/parse.py's reason_kind) is its stage and what failed, one per kind of
+malformed reply or unparsed answer: "judge: malformed reply: no choices returned",
+"verify: no ```json block", ...
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from proofeval.errors import InputError
 from proofeval.grading import matching
 from proofeval.grading import metrics as m
 from proofeval.grading.items import Item
+from proofeval.grading.parse import reason_kind
 from proofeval.grading.result import Grading
 from proofeval.grading.store import CallRecord, GradingStore
 
@@ -89,7 +93,7 @@ def document(run: GradingRun) -> dict[str, Any]:
         "gradings": {
             "total": len(counted),
             "unparsed": sum(1 for g in counted if not g.parsed),
-            "reasons": dict(Counter(_reason(g) for g in counted if not g.parsed)),
+            "reasons": dict(Counter(reason_kind(g.reason) for g in counted if not g.parsed)),
         },
         "ungraded_items": [item.id for item in run.items if not by_item[item.id]],
         "papers_without_text": {i.id: i.meta["no_text"] for i in run.items if "no_text" in i.meta},
@@ -106,10 +110,6 @@ def document(run: GradingRun) -> dict[str, Any]:
         },
         "cost": _cost(run.calls, len(counted)),
     }
-
-
-def _reason(g: Grading) -> str:
-    return g.reason.split(":", 1)[0]
 
 
 def _steps(g: Grading) -> list[int | None] | None:
@@ -242,6 +242,11 @@ def _cost(calls: list[CallRecord], gradings: int) -> dict[str, Any]:
     }
 
 
+def sorted_reasons(reasons: dict[str, int]) -> list[tuple[str, int]]:
+    """The most frequent first, then by name."""
+    return sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
 def dumps(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
@@ -257,8 +262,8 @@ def format_text(doc: dict[str, Any]) -> str:
         f"grading run {doc['run']}: method {doc['method']}, "
         f"models {', '.join(doc['models']) or '-'}",
         f"{doc['items']} items x {doc['runs']} runs: {g['total']} gradings, "
-        f"{g['unparsed']} failed (counted wrong)"
-        + (f": {', '.join(f'{k} {v}' for k, v in g['reasons'].items())}" if g["reasons"] else ""),
+        f"{g['unparsed']} failed (counted wrong)" + (", by reason:" if g["reasons"] else ""),
+        *(f"  {n:>4}  {kind}" for kind, n in sorted_reasons(g["reasons"])),
     ]
     for item_id, why in doc["papers_without_text"].items():
         lines.append(f"  no text for {item_id}: {why}")
