@@ -1,5 +1,6 @@
-"""A grading run (or two) as one self-contained HTML page: the metrics, the precision-recall
-curve, and per proof what each run (and, for pseudo-formalisation, each module) said.
+"""A grading run (or two) as one self-contained HTML page: the metrics as tables (each run
+its own row or column, grading/html_tables.py), the precision-recall curve, and per proof what
+each run (and, for pseudo-formalisation, each module) said.
 
 Every text from the data or a model passes through `escape`; the page has no script.
 """
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from proofeval.files import write_text_atomically
+from proofeval.grading.html_tables import metrics_tables
 from proofeval.grading.items import Item
 from proofeval.grading.report import GradingRun, runs_by_item
 from proofeval.grading.result import Grading
@@ -58,7 +60,14 @@ def render(runs: Labelled, summary: str, png: bytes | None) -> str:
         f"<title>proofeval grading: {escape(title)}</title>",
         f"<style>{CSS}{EXTRA_CSS}</style></head><body><main>",
         "<h1>proofeval grading report</h1>",
-        f'<div class="panel"><pre>{escape(summary)}</pre></div>',
+        *(
+            f'<p class="run">{escape(f"{label}: " if len(runs) > 1 else "")}'
+            f"{escape(str(run.path))}</p>"
+            for label, run, _ in runs
+        ),
+        "<h2>Metrics</h2>",
+        metrics_tables([(label, doc) for label, _, doc in runs]),
+        _folded("The report as text", summary),
     ]
     if png is not None:
         data = base64.b64encode(png).decode("ascii")
