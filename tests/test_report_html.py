@@ -131,7 +131,7 @@ def test_agent_transcripts_are_shown_collapsed_and_escaped(tmp_path: Path):
     assert tags.count("details") == tags.ends.count("details") > 0
     assert tags.count("pre") == tags.ends.count("pre")
     transcripts = [a for t, a in tags.starts if t == "details" and "transcript" in a["class"]]
-    assert [a["id"] for a in transcripts] == ["transcript-p-A-0", "transcript-q-A-0"]
+    assert [a["id"] for a in transcripts] == ["transcript-p~A~0", "transcript-q~A~0"]
     assert all("open" not in a for t, a in tags.starts if t == "details")  # collapsed
     breakout = (
         "&lt;/pre&gt;&lt;/details&gt;&lt;/div&gt;&lt;script&gt;alert(&quot;t&quot;)"
@@ -139,7 +139,7 @@ def test_agent_transcripts_are_shown_collapsed_and_escaped(tmp_path: Path):
     )
     # the model's turn, the tool's result, the refused tool's error, the malformed reply
     assert page.count(breakout) >= 5
-    p = page[page.index('id="transcript-p-A-0"') : page.index('id="transcript-q-A-0"')]
+    p = page[page.index('id="transcript-p~A~0"') : page.index('id="transcript-q~A~0"')]
     assert "Transcript: 1 model turns, 2 tool calls, 1 answered with an error" in p
     assert "calls check (c1)" in p and "tool check · c1 · 0.50 s" in p
     assert "tool rm&lt;/details&gt; · c2" in p and "{not json" in p
@@ -176,7 +176,8 @@ def test_anchors_are_safe_stable_and_unique():
         anchor("a_b") == "problem-a_b" and anchor("mathd-algebra-10") == "problem-mathd-algebra-10"
     )
     assert anchor("a b") == anchor("a b") != anchor("a-b")  # from the id alone
-    keys = [(pid, label, sample) for pid in IDS for label in "AB" for sample in (0, 1, 10)]
+    labels = ["A", "B", "a-b", "b", "x-A", "0"]  # A, B and arm names (which may hold "-")
+    keys = [(pid, label, sample) for pid in IDS for label in labels for sample in (0, 1, 10)]
     assert len({transcript_anchor(*k) for k in keys}) == len(keys)
     assert not {transcript_anchor(*k) for k in keys} & set(anchors)
 
@@ -193,6 +194,40 @@ def test_every_problem_has_its_anchor_and_filter_data(tmp_path: Path):
     assert problems["problem-e"]["data-verdicts"] == "unchecked"
     assert problems["problem-c"]["data-category"] == "c:y"
     assert '<a class="anchor" href="#problem-a"' in page
+
+
+# A named arm of the same problems (`run --arm weak`): it solves b alone.
+WEAK = {"a": ("x", [Verdict.FAIL, Verdict.FAIL]), "b": ("x", [Verdict.OK]),
+        "c": ("y", [Verdict.FAIL]), "d": ("y", []), "e": ("y", [None])}  # fmt: skip
+
+
+def arms_run(run_dir: Path) -> Path:
+    build_store(run_dir)
+    build_store(run_dir / "arms" / "weak", WEAK)
+    return run_dir
+
+
+def test_arms_are_side_by_side_never_pooled(tmp_path: Path):
+    run = load_run(arms_run(tmp_path / "run"))
+    page = render([run])
+    default, weak = run.every_arm()
+    assert "2 arms side by side (each its own settings, not pooled)" in page
+    tags = parsed(page)
+    arms = page[page.index("<h2>Arms side by side</h2>") :].split("</table>")[0]
+    assert "<td>default</td>" in arms and "<td>weak</td>" in arms and "total" not in arms
+    # each arm's own figures on its cards, and no card of the two pooled
+    for label, arm in (("arm default", default), ("arm weak", weak)):
+        mean = arm.metrics.overall.pass_at_1.mean
+        assert f'{label} · pass@1</div><div class="value">{100 * mean:.1f}%' in page
+    assert 'class="label">pass@1</div>' not in page
+    problems = {a["id"]: a for t, a in tags.starts if t == "details" and "id" in a}
+    assert problems["problem-a"]["data-solved"] == "default"
+    assert problems["problem-b"]["data-solved"] == "weak"
+    assert problems["problem-d"]["data-solved"] == ""
+    assert "arm default: 2/4 OK · arm weak: 0/2 OK" in page
+    options = {a["value"] for t, a in tags.starts if t == "option"}
+    assert {"only:default", "only:weak"} <= options
+    assert "By category" not in page and "arm weak by category" in page
 
 
 def test_the_policy_allows_the_filters_script_alone(tmp_path: Path):
@@ -332,10 +367,22 @@ def test_filters_and_anchors_in_headless_chromium(tmp_path: Path):
 
 
 @chromium_needed
+def test_arms_filter_in_headless_chromium(tmp_path: Path):
+    page = write_html([load_run(arms_run(tmp_path / "run"))], tmp_path / "html").as_uri()
+    for n, (fragment, expected) in enumerate(
+        (("#solved=only%3Aweak", ["b"]), ("#solved=only%3Adefault", ["a", "c"]),
+         ("#solved=solved", []), ("#solved=unsolved", ["d", "e"]))
+    ):  # fmt: skip
+        assert shown(dom(page + fragment, tmp_path, f"arms{n}")) == [
+            f"problem-{p}" for p in expected
+        ]
+
+
+@chromium_needed
 def test_an_agent_transcript_opens_in_headless_chromium(tmp_path: Path):
     page = write_html([load_run(agent_store(tmp_path / "run"))], tmp_path / "html").as_uri()
-    tags = dom(page + "#transcript-p-A-0", tmp_path, "open")
-    assert opened(tags) == ["problem-p", "transcript-p-A-0"]
+    tags = dom(page + "#transcript-p~A~0", tmp_path, "open")
+    assert opened(tags) == ["problem-p", "transcript-p~A~0"]
     # the model's and the tools' markup stayed text: one script, no element it tried to make
     assert tags.count("script") == 1 and tags.count("b") == 0
     assert tags.count("details") == 6  # per problem: itself, its model output, its transcript
@@ -344,4 +391,4 @@ def test_an_agent_transcript_opens_in_headless_chromium(tmp_path: Path):
     # the page as first drawn (every problem closed), and at the transcript: both drawn,
     # and not the same picture
     closed = screenshot(page, tmp_path, "page")
-    assert closed.tobytes() != screenshot(page + "#transcript-p-A-0", tmp_path, "open").tobytes()
+    assert closed.tobytes() != screenshot(page + "#transcript-p~A~0", tmp_path, "open").tobytes()

@@ -31,8 +31,9 @@ def anchor(problem_id: str) -> str:
 
 def transcript_anchor(problem_id: str, label: str, sample: int) -> str:
     """The id of an agent transcript: distinct from every problem's (its prefix) and from
-    every other transcript's (the sample is the last `-` field, the label the one before)."""
-    return f"transcript-{anchor(problem_id).removeprefix('problem-')}-{label}-{sample}"
+    every other transcript's (the sample follows the last `~`, the label, which has none,
+    the one before: A, B or an arm's name)."""
+    return f"transcript-{anchor(problem_id).removeprefix('problem-')}~{label}~{sample}"
 
 
 SCRIPT = """
@@ -147,10 +148,11 @@ def script() -> str:
 
 
 def filter_bar(
-    verdicts: Sequence[str], categories: Sequence[str], labels: Sequence[str],
+    verdicts: Sequence[str], categories: Sequence[str], labels: Sequence[tuple[str, str]],
     escape: Callable[[str], str],
 ) -> str:  # fmt: skip
-    """The controls (hidden until the script shows them: without it they do nothing)."""
+    """The controls (hidden until the script shows them: without it they do nothing);
+    `labels` are each run's (token in data-solved, name shown)."""
     verdict = _select("verdict", "Verdict", [(v, v) for v in verdicts], escape)
     category = _select(
         "category", "Category", [(f"c:{c}", c or "(none)") for c in categories], escape
@@ -158,9 +160,10 @@ def filter_bar(
     solved = [("solved", "solved"), ("unsolved", "unsolved")]
     if len(labels) > 1:
         solved = [("solved", "solved in every run"), ("unsolved", "solved in no run")]
-        solved += [(f"only:{label}", f"solved in {label} only") for label in labels]
+        solved += [(f"only:{token}", f"solved in {name} only") for token, name in labels]
+    runs = " ".join(token for token, _ in labels)
     return (
-        f'<div class="filters" id="filters" data-runs="{escape(" ".join(labels))}" hidden>'
+        f'<div class="filters" id="filters" data-runs="{escape(runs)}" hidden>'
         f"{verdict}{category}{_select('solved', 'Solved', solved, escape)}"
         '<label>Text <input id="f-text" type="search" placeholder="id, statement, output">'
         '</label><span id="f-count"></span></div>'

@@ -21,6 +21,7 @@ from proofeval.report.rounds import agent_summary, format_agent, rounds_html
 from proofeval.report.run_data import RunData
 from proofeval.report.table import HEADER, category_table
 from proofeval.report.terminal import (
+    arms_lines,
     comparison_lines,
     pass_columns,
     percent,
@@ -129,8 +130,10 @@ DEFINITIONS = (
 
 
 def render(runs: Sequence[RunData]) -> str:
-    """The page for one run, or for two (labelled A and B) side by side."""
-    labelled = list(zip(("A", "B"), runs, strict=False))
+    """The page for one run, for two (labelled A and B) side by side, or for one run's arms
+    (`run --arm`, each labelled "arm NAME") side by side, never pooled."""
+    labelled = _labelled(runs)
+    count = len(labelled)
     title = " vs ".join(str(run.path) for run in runs)
     parts = [
         "<!doctype html>",
@@ -140,10 +143,11 @@ def render(runs: Sequence[RunData]) -> str:
         f"<title>proofeval report: {escape(title)}</title>",
         f"<style>{CSS}{filters.CSS}</style></head><body><main>",
         "<h1>proofeval report</h1>",
-        *(_run_line(label, run, len(runs)) for label, run in labelled),
-        *(_cards(label, run, len(runs)) for label, run in labelled),
+        *_arms_line(runs, count),
+        *(_run_line(label, run, count) for label, run in labelled),
+        *(_cards(label, run, count) for label, run in labelled),
         *_tables(labelled),
-        *(rounds_html(run.path) for _, run in labelled[:1] if len(runs) == 1),
+        *_rounds(labelled, len(runs)),
         _pictures(labelled),
         "<h2>Problems</h2>",
         _problems(labelled),
@@ -151,6 +155,39 @@ def render(runs: Sequence[RunData]) -> str:
         f"</main>{filters.script()}</body></html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def _labelled(runs: Sequence[RunData]) -> list[tuple[str, RunData]]:
+    if len(runs) == 1 and runs[0].arms:
+        return [(f"arm {arm.arm}", arm) for arm in runs[0].every_arm()]
+    return list(zip(("A", "B"), runs, strict=False))
+
+
+def token(label: str) -> str:
+    """A label as the page's data and anchors use it: A, B, or the arm's name (which has no
+    space: runs/arms.py)."""
+    return label.rsplit(" ", 1)[-1]
+
+
+def _arms_line(runs: Sequence[RunData], count: int) -> list[str]:
+    if len(runs) == 1 and runs[0].arms:
+        said = f"{runs[0].path}: {count} arms side by side (each its own settings, not pooled)"
+        return [f'<p class="run">{escape(said)}</p>']
+    return [
+        f'<p class="run">{escape(f"{label} has arms ({names}): report it alone to see them")}</p>'
+        for label, run in zip("AB", runs, strict=False)
+        if run.arms and (names := ", ".join(arm.arm for arm in run.arms))
+    ]
+
+
+def _rounds(labelled: list[tuple[str, RunData]], runs: int) -> list[str]:
+    """Each arm's repair rounds (of a single run: its own); none for two runs compared."""
+    if runs > 1:
+        return []
+    shown = [(label, rounds_html(run.path)) for label, run in labelled]
+    if len(labelled) == 1:
+        return [html for _, html in shown]
+    return [f"<h3>{escape(label)}</h3>{html}" for label, html in shown if html]
 
 
 def _run_line(label: str, run: RunData, count: int) -> str:
@@ -198,7 +235,10 @@ def _cards(label: str, run: RunData, count: int) -> str:
 
 def _tables(labelled: list[tuple[str, RunData]]) -> list[str]:
     parts = []
-    if len(labelled) == 2:
+    if labelled[0][0].startswith("arm "):
+        lines = arms_lines([run for _, run in labelled])
+        parts += ["<h2>Arms side by side</h2>", _grid(lines, total=False)]
+    elif len(labelled) == 2:
         (_, a), (_, b) = labelled
         lines = comparison_lines(a.metrics, b.metrics)
         parts += ["<h2>A and B by category</h2>", _comparison_table(lines)]
@@ -219,8 +259,10 @@ def _paper_table(run: RunData) -> str:
     return _grid([header, *rows], k_columns=len(columns), notes=notes)
 
 
-def _grid(lines: Sequence[Sequence[str]], k_columns: int = 0, notes: str = "") -> str:
-    """An HTML table of text cells: header first, the last row is the total."""
+def _grid(
+    lines: Sequence[Sequence[str]], k_columns: int = 0, notes: str = "", total: bool = True
+) -> str:
+    """An HTML table of text cells: header first, the last row the total (if `total`)."""
     width = len(lines[0])
 
     def cls(i: int) -> str:
@@ -230,12 +272,14 @@ def _grid(lines: Sequence[Sequence[str]], k_columns: int = 0, notes: str = "") -
     rows = [
         "".join(f"<td{cls(i)}>{escape(c)}</td>" for i, c in enumerate(line)) for line in lines[1:]
     ]
-    return _panel(f"<tr>{head}</tr>", rows, notes)
+    return _panel(f"<tr>{head}</tr>", rows, notes, total=total)
 
 
-def _panel(head: str, rows: list[str], notes: str = "", table_class: str = "figures") -> str:
+def _panel(
+    head: str, rows: list[str], notes: str = "", table_class: str = "figures", total: bool = True
+) -> str:
     body = "".join(
-        f'<tr class="total">{row}</tr>' if n == len(rows) - 1 else f"<tr>{row}</tr>"
+        f'<tr class="total">{row}</tr>' if total and n == len(rows) - 1 else f"<tr>{row}</tr>"
         for n, row in enumerate(rows)
     )
     notes_list = f'<ul class="notes">{notes}</ul>' if notes else ""
@@ -313,7 +357,7 @@ def _problems(labelled: list[tuple[str, RunData]]) -> str:
         for category, shown in groups.items()
     ]
     verdicts = sorted({v for view in views for v in view.verdicts()}, key=_VERDICT_ORDER.index)
-    labels = [view.label for view in views]
+    labels = [(token(view.label), view.label) for view in views]
     bar = filters.filter_bar(verdicts, list(groups), labels, escape)
     return "\n".join([bar, *sections])
 
@@ -370,7 +414,7 @@ def _problem(problem: Problem, views: list[_RunView]) -> str:
         "</div>",
     ]
     verdicts = sorted({v for view in views for v in view.verdict_names(problem.id)})
-    solved = [view.label for view in views if "OK" in view.verdict_names(problem.id)]
+    solved = [token(view.label) for view in views if "OK" in view.verdict_names(problem.id)]
     data = (
         f'id="{ident}" data-category="{escape("c:" + problem.category)}" '
         f'data-verdicts="{" ".join(verdicts)}" data-solved="{" ".join(solved)}"'
@@ -402,7 +446,7 @@ def _chip(row: ResultRow | None) -> str:
 
 
 def _run_section(pid: str, view: _RunView, count: int) -> str:
-    parts = [f"<h4>Run {escape(view.label)}</h4>"] if count > 1 else []
+    parts = [f"<h4>{escape(view.label)}</h4>"] if count > 1 else []
     prompt = view.prompt(pid)
     if prompt is not None:
         parts.append(
@@ -417,7 +461,7 @@ def _run_section(pid: str, view: _RunView, count: int) -> str:
         parts.append(_attempt(attempt, row, gen))
         steps = view.transcripts.get((pid, attempt.index))
         if steps:
-            ident = filters.transcript_anchor(pid, view.label, attempt.index)
+            ident = filters.transcript_anchor(pid, token(view.label), attempt.index)
             parts.append(transcript_html(steps, escape, ident))
     return "".join(parts)
 
