@@ -12,10 +12,17 @@ from pathlib import Path
 import pytest
 
 from proofeval.cli import main
+from proofeval.commands.repair_judge import CheckerJudge
 from proofeval.generate.client import SamplingSettings
 from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.interface import CheckSettings
 from proofeval.report.run_data import load_run
+from proofeval.runs.repair import RepairOptions, run_with_repairs
 from proofeval.runs.stream import RunOptions, run_pipeline
+from proofeval.scale.api import Checker
+from proofeval.scale.sessions import States
+from proofeval.states import Budget
+from proofeval.store import RunStore
 from tests.openai_stub import StubServer
 
 PROSE = "Hmm, I am not sure how to prove this. Perhaps by induction on n?"
@@ -78,7 +85,46 @@ def test_coq_prose_is_no_proof_and_a_bare_proof_stays_ok(tmp_path: Path) -> None
         args = ["run", str(bench), "--model", "stub", "--base-url", server.url, "--samples",
                 "3", "--out", str(run), "--workers", "1"]  # fmt: skip
         assert main(args) == 0
-    found = outcomes(run)
-    assert found[("add_zero", 0)] == ("FAIL", "extract")
-    assert found[("add_zero", 1)] == ("OK", "check")
-    assert found[("add_zero", 2)] == ("FAIL", "check")
+        found = outcomes(run)
+        assert found[("add_zero", 0)] == ("FAIL", "extract")
+        assert found[("add_zero", 1)] == ("OK", "check")
+        assert found[("add_zero", 2)] == ("FAIL", "check")
+        # The built-in repair prompt asks for a block too: prose in a round is no proof.
+        server.respond_with(lambda prompt: PROSE if "This was attempt 1." in prompt else None)
+        assert main([*args, "--rounds", "1"]) == 0
+    store = RunStore(run)
+    try:
+        repaired = {(r.sample, r.outcome.verdict.value, r.outcome.stage.value)  # type: ignore[union-attr]
+                    for r in store.rounds()}  # fmt: skip
+    finally:
+        store.close()
+    assert repaired == {(0, "FAIL", "extract"), (2, "FAIL", "extract")}
+
+
+@pytest.mark.hol
+def test_hol_light_prose_in_a_repair_round_is_no_proof(
+    hol_base: WarmProcess, tmp_path: Path
+) -> None:
+    bench = write(tmp_path / "bench.jsonl", [{"id": "zero", "statement": "`!n. n + 0 = n`"}])
+    warm = {"hol-light": hol_base}
+    with StubServer() as server:
+        server.respond_with(
+            lambda prompt: PROSE if "This was attempt 1." in prompt else "```ocaml\nGEN_TAC\n```"
+        )
+        sampling = SamplingSettings(model="stub", base_url=server.url, backoff_base=0.01)
+        opts = RunOptions(bench, tmp_path / "run", sampling)
+        with (
+            Checker(CheckSettings(workers=1), warm=warm) as checker,
+            States(checker) as states,
+            states.session(Budget()) as session,
+        ):
+            judge = CheckerJudge(checker, session)
+            run_with_repairs(opts, RepairOptions(1, sampling), judge, warm)
+    store = RunStore(tmp_path / "run")
+    try:
+        [repaired] = store.rounds()
+    finally:
+        store.close()
+    assert repaired.outcome is not None
+    assert (repaired.outcome.verdict.value, repaired.outcome.stage.value) == ("FAIL", "extract")
+    assert "(ERROR at precheck: " in repaired.outcome.message  # HOL Light could not parse it
