@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from proofeval.model import Attempt, Outcome, Problem, Stage, Verdict
+from proofeval.model import Attempt, Generation, Outcome, Problem, Stage, Verdict
 from proofeval.report import filters, plots
 from proofeval.report.filters import anchor, transcript_anchor
 from proofeval.report.html import render, write_html
 from proofeval.report.run_data import load_run
-from proofeval.store import RunStore
+from proofeval.store import Round, RunStore
 from tests.test_metrics import build_store
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -160,6 +160,44 @@ def test_a_transcript_too_long_is_cut_with_where_the_rest_is(tmp_path: Path):
     page = render([load_run(run)])
     assert "y" * 20_000 in page and "y" * 20_001 not in page
     assert "(30000 more characters in agent-transcripts.jsonl)" in page
+
+
+def repaired_store(run_dir: Path) -> Path:
+    """A `run --rounds 2` run as the store keeps it: p's sample 0 fails, fails again in
+    round 1, is OK in round 2; q is OK at once (no round)."""
+    store = RunStore(run_dir)
+    try:
+        store.add_problems([Problem("p", "`P`", "coq"), Problem("q", "`Q`", "coq")])
+        for pid, verdict in (("p", Verdict.FAIL), ("q", Verdict.OK)):
+            attempt = Attempt(pid, 0, f"```\nfirst_{pid}\n```", f"first_{pid}")
+            store.add_attempts([attempt])
+            store.record(attempt, Outcome(verdict, Stage.CHECK, 0.5, f"round 0 of {pid}"))
+        for n, verdict in ((1, Verdict.FAIL), (2, Verdict.OK)):
+            gen = Generation(
+                "p", 0, f"Repair {BREAKOUT} ({n})", f"out {BREAKOUT} {n}", "m", 1, 1, 1
+            )
+            r = Round("p", 0, n, gen, f"proof_{n}")
+            store.record_round(r)
+            store.record_round_outcome(r, Outcome(verdict, Stage.CHECK, 0.25, f"round {n}"))
+    finally:
+        store.close()
+    return run_dir
+
+
+def test_a_repaired_sample_shows_every_round(tmp_path: Path):
+    page = render([load_run(repaired_store(tmp_path / "run"))])
+    tags = parsed(page)
+    assert tags.count("script") == 1 and tags.count("details") == tags.ends.count("details")
+    assert page.count("Every round: ") == 1  # p's sample alone was repaired
+    p = page[page.index('id="problem-p"') : page.index('id="problem-q"')]
+    assert "Every round: 0 FAIL → 1 FAIL → 2 OK" in p
+    rounds = p[p.index("Every round") :]
+    for n, proof in enumerate(("first_p", "proof_1", "proof_2")):
+        assert f"<span>round {n}</span>" in rounds and f"<pre>{proof}</pre>" in rounds
+    assert "round 0 of p" in rounds and "Repair &lt;/pre&gt;" in rounds  # the repair prompts
+    assert "out &lt;/pre&gt;&lt;/details&gt;" in rounds
+    assert p.index("<pre>proof_2</pre>") < p.index("Every round")  # the final round first
+    assert 'data-verdicts="OK" data-solved="A"' in p  # what the run ends with
 
 
 IDS = ["a", "A", "a-b", "a_b", "a b", "a/b", "a.b", "", "~", "é", "a~0123", "a" * 300,

@@ -17,6 +17,7 @@ from pathlib import Path
 from proofeval.files import write_text_atomically
 from proofeval.model import Attempt, Generation, Problem, Verdict
 from proofeval.report import filters, plots
+from proofeval.report.every_round import every_round_html, load_every_round
 from proofeval.report.rounds import agent_summary, format_agent, rounds_html
 from proofeval.report.run_data import RunData
 from proofeval.report.table import HEADER, category_table
@@ -379,6 +380,7 @@ class _RunView:
             (g.problem_id, g.sample): g for g in run.generations
         }
         self.transcripts = load_transcripts(run.path)
+        self.rounds = load_every_round(run.path)
 
     def verdict_names(self, pid: str) -> list[str]:
         """The verdict of each of the problem's attempts ("unchecked" when none)."""
@@ -459,6 +461,9 @@ def _run_section(pid: str, view: _RunView, count: int) -> str:
         row = view.results.get((pid, attempt.index))
         gen = view.generations.get((pid, attempt.index))
         parts.append(_attempt(attempt, row, gen))
+        rounds = view.rounds.get((pid, attempt.index))
+        if rounds:
+            parts.append(every_round_html(rounds, escape))
         steps = view.transcripts.get((pid, attempt.index))
         if steps:
             ident = filters.transcript_anchor(pid, token(view.label), attempt.index)
