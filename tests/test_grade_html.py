@@ -113,7 +113,10 @@ def test_the_metrics_are_tables_of_the_reports_numbers(
     assert {r[1] for r in t["Cost by stage"][1:]} == set(doc["cost"]["by_stage"])
     assert "Location matching" not in t  # no paper in this run
     assert "script" not in found.tags and "u" not in found.tags  # the item id stayed text
-    assert "&lt;u&gt;p1&lt;/u&gt;" in (tmp_path / "page" / "index.html").read_text()
+    page = (tmp_path / "page" / "index.html").read_text()
+    assert "&lt;u&gt;p1&lt;/u&gt;" in page
+    assert "Content-Security-Policy\" content=\"default-src 'none'; img-src data:;" in page
+    assert "script-src" not in page  # none allowed
 
 
 def test_two_runs_side_by_side_never_pooled(

@@ -2,7 +2,8 @@
 its own row or column, grading/html_tables.py), the precision-recall curve, and per proof what
 each run (and, for pseudo-formalisation, each module) said.
 
-Every text from the data or a model passes through `escape`; the page has no script.
+Every text from the data or a model passes through `escape`; the page has no script, and its
+Content-Security-Policy allows none, nor anything from elsewhere.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from proofeval.report import plots
 from proofeval.report.html import CSS, escape
 
 PICTURE = "pr_curve.png"
+POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'"
 
 EXTRA_CSS = """
 .step { border-left: 4px solid var(--unchecked); padding: 2px 0 2px 10px; margin: 6px 0; }
@@ -57,6 +59,7 @@ def render(runs: Labelled, summary: str, png: bytes | None) -> str:
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">',
         f"<title>proofeval grading: {escape(title)}</title>",
         f"<style>{CSS}{EXTRA_CSS}</style></head><body><main>",
         "<h1>proofeval grading report</h1>",
