@@ -419,7 +419,7 @@ def _problem(problem: Problem, views: list[_RunView]) -> str:
     solved = [token(view.label) for view in views if "OK" in view.verdict_names(problem.id)]
     data = (
         f'id="{ident}" data-category="{escape("c:" + problem.category)}" '
-        f'data-verdicts="{" ".join(verdicts)}" data-solved="{" ".join(solved)}"'
+        f'data-verdicts="{escape(" ".join(verdicts))}" data-solved="{escape(" ".join(solved))}"'
     )
     return (
         f'<details class="problem" {data}><summary>{"".join(summary)}</summary>'
