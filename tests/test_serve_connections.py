@@ -4,6 +4,7 @@ answering /health and an honest /check (real Coq) while they trickle, and close 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
@@ -197,6 +198,9 @@ def test_a_slow_header_gets_408_and_an_idle_connection_is_closed_silently() -> N
         assert read_to_end(idle) == b""  # no request begun: nothing to answer
         reply = read_to_end(partial)
         assert reply.startswith(b"HTTP/1.1 408 ") and b"headers did not arrive in time" in reply
+        # the service's one error shape, below the app too
+        error = json.loads(reply.split(b"\r\n\r\n", 1)[1])["error"]
+        assert (error["code"], error["details"]) == ("header_timeout", None)
         assert 0.8 < time.monotonic() - start < 5
 
         # a body that stops half way, on a route that never reads it: answered, then closed
@@ -222,7 +226,13 @@ def test_when_every_connection_is_being_answered_one_more_gets_503() -> None:
         third = socket.create_connection(("127.0.0.1", int(s.url.rsplit(":", 1)[1])))
         reply = read_to_end(third)
         assert reply.startswith(b"HTTP/1.1 503 ") and b"retry-after: 1\r\n" in reply
-        assert reply.endswith(b"every connection is busy: retry later")
+        head, body = reply.split(b"\r\n\r\n", 1)
+        assert b"content-type: application/json" in head
+        error = json.loads(body)["error"]
+        assert (error["code"], error["message"]) == (
+            "refused",
+            "every connection is busy: retry later",
+        )
         for t in threads:
             t.join(30)
         with CheckClient(s.url, TOKEN) as client:

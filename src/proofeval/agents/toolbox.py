@@ -9,10 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from proofeval.agents.tools import DESCRIPTIONS, Limits, Tools, verdict_reply
+from proofeval.agents.tools import DESCRIPTIONS, Limits, Tools, unfenced
 from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Problem
 from proofeval.scale.api import Checker
+from proofeval.scale.service.schema import verdict_reply
 from proofeval.states import StateSession
 
 AGENT_TOOLS = ("check", "start_state", "apply_tactic", "search_theorems", "submit")
@@ -96,7 +97,7 @@ class AgentToolbox:
         """The final answer, checked by the ordinary checker (as the MCP submit does)."""
         proof, outcome, feedback = self.tools.final(self.problem, proof, state_id)
         self._submitted = (proof, outcome)
-        return verdict_reply(outcome, feedback) | {"proof": proof}
+        return verdict_reply(unfenced(outcome), feedback) | {"proof": proof}
 
     def close(self) -> None:
         self.tools.close()

@@ -10,14 +10,16 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from proofeval.errors import InputError
+from proofeval.checking.checker import FENCE_HINT
+from proofeval.errors import CheckerError, InputError
 from proofeval.model import Outcome, Problem, Verdict
 from proofeval.scale.api import Checker
-from proofeval.states import Budget, Feedback, StateSession, StepError
+from proofeval.scale.service.schema import search_reply, state_reply, verdict_reply
+from proofeval.states import Budget, Feedback, StateSession
 from proofeval.states.session import keep
 from proofeval.store import RunStore
 
@@ -57,14 +59,15 @@ class Tools:
         self._lock = threading.Lock()
 
     def logged(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """`fn`, with each call and its result (or its InputError, re-raised: a call the
-        tool refuses, such as an unknown problem or a spent budget) appended to the log."""
+        """`fn`, with each call and its result (or its InputError or CheckerError,
+        re-raised: a call the tool refuses, such as an unknown problem or a spent budget,
+        or a prover process that failed) appended to the log."""
 
         def call(**arguments: Any) -> Any:
             started = time.time()
             try:
                 result = fn(**arguments)
-            except InputError as exc:
+            except (InputError, CheckerError) as exc:
                 self._record(started, name, arguments, {"error": str(exc)})
                 raise
             self._record(started, name, arguments, result)
@@ -93,12 +96,13 @@ class Tools:
 
     # --- the tools ---------------------------------------------------------------------
 
-    def list_problems(self, category: str = "") -> list[dict]:
-        return [
+    def list_problems(self, category: str = "") -> dict:
+        found = [
             {"id": p.id, "category": p.category, "prover": p.prover}
             for p in self.problems.values()
             if not category or p.category == category
         ]
+        return {"problems": found}
 
     def read_problem(self, problem_id: str) -> dict:
         p = self._problem(problem_id)
@@ -109,16 +113,13 @@ class Tools:
         p = self._problem(problem_id)
         self._count_check()
         [outcome] = self.checker.check([(p, self._text("proof", proof))], self._timeout(p))
-        return verdict_reply(outcome, self._feedback(p, proof, outcome))
+        return verdict_reply(unfenced(outcome), self._feedback(p, proof, outcome))
 
     def start_state(self, problem_id: str) -> dict:
-        return self.session.start(self._problem(problem_id)).as_dict()
+        return state_reply(self.session.start(self._problem(problem_id)))
 
     def apply_tactic(self, state_id: str, tactic: str) -> dict:
-        result = self.session.apply(state_id, self._text("tactic", tactic))
-        if isinstance(result, StepError):
-            return {"error": result.as_dict(), "goals": list(result.state.goals)}
-        return result.as_dict()
+        return state_reply(self.session.apply(state_id, self._text("tactic", tactic)))
 
     def release_state(self, state_id: str) -> dict:
         self.session.release(state_id)
@@ -128,9 +129,7 @@ class Tools:
         found = self.session.search(
             self._problem(problem_id), self._text("pattern", pattern), limit
         )
-        if isinstance(found, StepError):
-            return {"error": found.as_dict()}
-        return {"theorems": found}
+        return search_reply(found)
 
     def submit(self, problem_id: str, proof: str = "", state_id: str = "") -> dict:
         """The final answer: a proof, or a state whose path is assembled into one; the
@@ -138,7 +137,7 @@ class Tools:
         p = self._problem(problem_id)
         proof, outcome, feedback = self.final(p, proof, state_id)
         index = keep(self.store, p.id, proof, outcome, feedback)
-        return verdict_reply(outcome, feedback) | {"proof": proof, "attempt": index}
+        return verdict_reply(unfenced(outcome), feedback) | {"proof": proof, "attempt": index}
 
     def final(self, p: Problem, proof: str, state_id: str) -> tuple[str, Outcome, Feedback | None]:
         """A submitted answer's proof (a state's path assembled), the ordinary checker's
@@ -175,10 +174,19 @@ class Tools:
         self.store.close()
 
 
-def verdict_reply(outcome: Outcome, feedback: Feedback | None = None) -> dict:
-    shown = {"verdict": outcome.verdict.value, "stage": outcome.stage.value,
-             "seconds": round(outcome.seconds, 3), "message": outcome.message}  # fmt: skip
-    return shown | ({"feedback": feedback.as_dict()} if feedback is not None else {})
+def unfenced(outcome: Outcome) -> Outcome:
+    """`outcome` with the checker's fence hint said for these tools: they take a proof
+    alone (no `extract` argument), so the hint says to send it without its fence."""
+    if outcome.message.startswith(FENCE_HINT):
+        rest = outcome.message[len(FENCE_HINT) :]
+        return replace(outcome, message=TOOL_FENCE_HINT + rest)
+    return outcome
+
+
+TOOL_FENCE_HINT = (
+    "the proof still holds a ``` fence, as a model's raw output does: send the proof "
+    "alone, without the fence and the text around it; "
+)
 
 
 DESCRIPTIONS = {
@@ -190,10 +198,11 @@ DESCRIPTIONS = {
     "goals left, or the step that failed and its goals. HOL Light: one tactic expression; "
     "Coq: the proof's sentences.",
     "start_state": "Start an interactive proof state of a problem: its goals as the prover "
-    "prints them, and an id for apply_tactic.",
+    "prints them, and an id for apply_tactic. Waits while the problem's context loads.",
     "apply_tactic": "Apply a tactic to a state (HOL Light: to its first goal; Coq: the next "
-    "sentences): a new state with its goals, or the prover's error (the state is "
-    "unchanged). States branch: apply different tactics to one state.",
+    "sentences): a new state with its goals; or, with `error`, the prover's refusal and the "
+    "state it was applied to, unchanged. States branch: apply different tactics to one "
+    "state.",
     "release_state": "Release a state no longer needed (states count against a budget).",
     "search_theorems": "Search the problem's context for theorems matching a pattern "
     "(HOL Light: a term such as `x + 0`, Coq: a Search pattern such as (_ + 0 = _)).",

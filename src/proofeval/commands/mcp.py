@@ -19,7 +19,9 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "SDK) with tools to list and read the benchmark's problems, check a proof, start a "
         "proof state, apply a tactic, search the context's theorems and submit a final "
         "proof. Every call and result is appended to RUN_DIR/mcp-calls.jsonl; submitted "
-        "proofs are checked by the ordinary checker and kept in RUN_DIR's store.",
+        "proofs are checked by the ordinary checker and kept in RUN_DIR's store. The provers "
+        "and the benchmark's contexts start at once (progress on stderr); a call about a "
+        "problem whose context is loading waits, with MCP progress notifications.",
     )
     p.add_argument("problems", type=Path, help=BENCH_HELP)
     add_benchmark_options(p)
@@ -63,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from proofeval.agents.tools import Limits, Tools
     from proofeval.loaders import load_benchmark
     from proofeval.scale.api import Checker
+    from proofeval.scale.service.warmup import Warmup
     from proofeval.scale.sessions import States
     from proofeval.states import Budget
 
@@ -85,10 +88,13 @@ def run(args: argparse.Namespace) -> int:
         states.session(budget) as session,
     ):
         tools = Tools(bench.problems, checker, session, args.out, limits)
+        # the provers and contexts load while the client connects; a call waits for its own
+        warmup = Warmup(checker.warm_up, lambda: session, bench.problems, say=_say).start()
         try:
-            serve_stdio(build_server(tools))
+            serve_stdio(build_server(tools, warmup))
         finally:
             tools.close()
+            warmup.close()
     return 0
 
 

@@ -16,12 +16,16 @@ from proofeval.provers.registry import supported
 def configure(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "serve",
-        help="serve checking over HTTP (POST /check, GET /health, GET /metrics)",
+        help="serve checking over HTTP (POST /check, /states/..., GET /health, /metrics, "
+        "/openapi.json)",
         description="Check batches of (problem, proof) over HTTP with warm contexts kept "
         "across requests: the verdicts of `proofeval check`. POST /check {items: [{problem: "
         "{prover, header, statement, timeout} or a --bench problem id, proof}]} answers one "
-        "{verdict, stage, seconds, message} per item, in order. SIGTERM finishes the "
-        "requests in flight, then exits.",
+        "{verdict, stage, seconds, message} per item, in order; /states/... are proof-state "
+        "sessions; GET /openapi.json describes every route, and every error answers "
+        "{error: {code, message, details}}. The provers and --bench's contexts start at "
+        "once (progress on stderr and in GET /health). SIGTERM finishes the requests in "
+        "flight, then exits.",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
     p.add_argument("--port", type=int, default=8000, help="port (default %(default)s)")
@@ -182,6 +186,7 @@ def bench(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from proofeval.console import say
+    from proofeval.runs.manifest import version
     from proofeval.scale.api import Checker
     from proofeval.scale.service.app import ServiceConfig
     from proofeval.scale.service.connections import ConnectionLimits
@@ -198,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
         max_queue=args.max_queue,
         max_timeout=args.max_timeout,
         connections=ConnectionLimits(args.header_timeout, args.body_timeout, args.max_connections),
+        version=version(),
     )
     if args.bench_only and not config.bench:
         raise InputError("--bench-only needs --bench DIR")
@@ -210,5 +216,5 @@ def run(args: argparse.Namespace) -> int:
         read_only=directories,
         on_event=say,
     )
-    make_server(checker, config, args.host, args.port).run()
+    make_server(checker, config, args.host, args.port, say=say).run()
     return 0

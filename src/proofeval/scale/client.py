@@ -24,7 +24,8 @@ class CheckClient:
     """Items are dicts {problem: {prover, statement, header?, timeout?} or a benchmark
     problem id, proof}. A 429 or 5xx answer, or a lost connection, is retried up to
     `retries` times, after the Retry-After the service gives or a doubling back-off;
-    any other refusal raises CheckerError with the service's reason."""
+    any other refusal raises ServiceError (a CheckerError) with the service's status,
+    code, message and details."""
 
     def __init__(
         self,
@@ -116,13 +117,30 @@ def _body(items: Iterable[Mapping[str, Any]], timeout: float | None) -> dict[str
     return body
 
 
+class ServiceError(CheckerError):
+    """The service refused a request: its HTTP status and its error's code, message and
+    details ({"error": {code, message, details}})."""
+
+    def __init__(self, status: int, code: str, message: str, details: Any = None) -> None:
+        super().__init__(f"the checking service refused ({status} {code}): {message}")
+        self.status, self.code, self.message, self.details = status, code, message, details
+
+
+def refusal(reply: httpx.Response) -> ServiceError:
+    """The error of a reply that is not a 200; a body of another shape (a proxy's page)
+    is its message, cut short."""
+    try:
+        error = reply.json()["error"]
+        code, message = str(error["code"]), str(error["message"])
+        details = error.get("details")
+    except (ValueError, KeyError, TypeError):
+        code, message, details = "http_error", reply.text[:500], None
+    return ServiceError(reply.status_code, code, message, details)
+
+
 def _outcomes(reply: httpx.Response) -> list[Outcome]:
     if reply.status_code != 200:
-        try:
-            detail = reply.json().get("detail", reply.text)
-        except ValueError:
-            detail = reply.text
-        raise CheckerError(f"the checking service refused ({reply.status_code}): {detail}")
+        raise refusal(reply)
     return [
         Outcome(Verdict(r["verdict"]), Stage(r["stage"]), float(r["seconds"]), r["message"])
         for r in reply.json()["results"]

@@ -1,18 +1,18 @@
 """The checking service: HTTP over one proofeval.Checker, adding nothing to its verdicts.
 
 POST /check takes a batch of (problem, proof) and answers one verdict per item, in
-order; GET /health says whether it is ready; GET /metrics is for Prometheus; /states/...
-are proof-state sessions (state_routes.py). A bearer token, when set, is required by all
-but /health. Slow and surplus connections are closed below the app (connections.py)."""
+order; GET /health says whether it is ready, and which provers and contexts are;
+GET /metrics is for Prometheus; /states/... are proof-state sessions (state_routes.py);
+GET /openapi.json describes them all. A bearer token, when set, is required by all but
+/health and /openapi.json. Every error answers {"error": {code, message, details}}
+(errors.py). Slow and surplus connections are closed below the app (connections.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import hmac
-import json
-import threading
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,9 +27,14 @@ from proofeval.model import Problem
 from proofeval.provers.interface import CheckSettings
 from proofeval.provers.registry import canonical, client_header, supported
 from proofeval.scale.api import Checker, problem
+from proofeval.scale.service import errors
 from proofeval.scale.service.connections import ConnectionGuard, ConnectionLimits
+from proofeval.scale.service.errors import ErrorReply, Refused, invalid
 from proofeval.scale.service.metrics import Metrics
+from proofeval.scale.service.openapi import Bodies
+from proofeval.scale.service.schema import Reply, VerdictReply, verdict_reply
 from proofeval.scale.service.state_routes import add_state_routes
+from proofeval.scale.service.warmup import Warmup
 from proofeval.scale.sessions import States
 
 
@@ -55,6 +60,27 @@ class CheckIn(BaseModel):
     extract: StrictBool = Field(default=False, description="proofs are raw model output")
 
 
+class CheckReply(Reply):
+    results: list[VerdictReply] = Field(description="one per item, in order")
+
+
+class HealthReply(Reply):
+    status: str = Field(description="starting, ready (200), failed or draining (503)")
+    provers: dict[str, dict] = Field(description="each prover: status, seconds, reason")
+    contexts: dict[str, dict] = Field(
+        description="each --bench context warmed at start: its problem, prover, status, "
+        "seconds, reason"
+    )
+    reasons: dict[str, str] = Field(default={}, description="why provers failed")
+
+
+# what every route may refuse with, for the OpenAPI
+REFUSALS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorReply, "description": errors.CODES[status].replace("_", " ")}
+    for status in (401, 404, 409, 413, 422, 429, 503)
+}
+
+
 @dataclass
 class ServiceConfig:
     """token: required as `Authorization: Bearer ...` when set. bench: the problems
@@ -62,7 +88,8 @@ class ServiceConfig:
     client_header_code: run the headers of inline problems as the code they are, where
     the prover's rule admits only loads of its own files (registry.client_header).
     provers: those warmed up before ready.
-    connections: the deadlines and bound of service/connections.py."""
+    connections: the deadlines and bound of service/connections.py.
+    version: what /openapi.json says (`proofeval serve` gives its revision too)."""
 
     token: str | None = None
     bench: Mapping[str, Problem] = field(default_factory=dict)
@@ -75,58 +102,64 @@ class ServiceConfig:
     max_timeout: float = 600.0
     retry_after: int = 1
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)
-
-
-class Refused(Exception):
-    def __init__(self, status: int, detail: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(detail)
-        self.status, self.detail, self.headers = status, detail, headers or {}
+    version: str = "proofeval"
 
 
 def create_app(
-    checker: Checker, config: ServiceConfig, guard: ConnectionGuard | None = None
+    checker: Checker,
+    config: ServiceConfig,
+    guard: ConnectionGuard | None = None,
+    say: Callable[[str], None] = lambda _message: None,
 ) -> FastAPI:
     """The service over `checker`, which it closes (draining its work) on shutdown;
-    /metrics shows the connections of `guard` when given."""
+    /metrics shows the connections of `guard` when given; `say`: the warm-up's progress."""
     metrics = Metrics(guard)
-    state = {"status": "starting", "reason": ""}
-
-    def warm_up() -> None:
-        wanted = set(config.provers) | {p.prover for p in config.bench.values()}
-        failures = checker.warm_up(sorted(wanted))
-        state.update(status="failed" if failures else "ready", reason=json.dumps(failures))
+    states = States(checker)
+    warmup = Warmup(
+        checker.warm_up, states.session, config.bench.values(), config.provers, say,
+        close_sessions=True,
+    )  # fmt: skip
+    draining = asyncio.Event()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        threading.Thread(target=warm_up, daemon=True).start()
+        warmup.start()
         yield
-        state["status"] = "draining"
+        draining.set()
         await asyncio.to_thread(close_states)
         await asyncio.to_thread(checker.close)
+        warmup.close()
 
-    app = FastAPI(title="proofeval", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="proofeval",
+        version=config.version,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        responses={500: {"model": ErrorReply, "description": "internal error"}},
+    )
+    errors.install(app, metrics.refuse)
+    bodies = Bodies()
+    bodies.install(app)
 
-    @app.exception_handler(Refused)
-    async def refused(_request: Request, exc: Refused) -> JSONResponse:
-        metrics.refuse(exc.status)
-        return JSONResponse({"detail": exc.detail}, exc.status, headers=exc.headers)
-
-    @app.get("/health")
+    @app.get("/health", response_model=HealthReply, responses={503: {"model": HealthReply}})
     async def health() -> JSONResponse:
-        ready = state["status"] == "ready"
-        body: dict[str, Any] = {"status": state["status"]}
-        if state["status"] == "failed":
-            body["reasons"] = json.loads(state["reason"])
-        return JSONResponse(body, 200 if ready else 503)
+        body = _health(warmup, draining.is_set())
+        return JSONResponse(body, 200 if body["status"] == "ready" else 503)
 
-    @app.get("/metrics")
+    @app.get("/metrics", response_class=PlainTextResponse, responses=REFUSALS)
     async def prometheus(request: Request) -> PlainTextResponse:
         _authorize(request, config.token)
         return PlainTextResponse(
             metrics.render(checker.stats()), media_type="text/plain; version=0.0.4"
         )
 
-    @app.post("/check")
+    @app.post(
+        "/check",
+        response_model=CheckReply,
+        responses=REFUSALS,
+        openapi_extra=bodies.body(CheckIn),
+    )
     async def check(request: Request) -> Response:
         start = time.perf_counter()
         _authorize(request, config.token)
@@ -140,27 +173,20 @@ def create_app(
             raise Refused(
                 429,
                 "the queue is full: retry later",
-                {"Retry-After": str(config.retry_after)},
+                "queue_full",
+                headers={"Retry-After": str(config.retry_after)},
             )
         try:
             futures = checker.submit(items, timeout, extract)
         except InputError as exc:  # the checker is closing
-            raise Refused(503, str(exc)) from None
+            raise Refused(503, str(exc), "closing") from None
         # cancelling this cancels the futures: attempts not started are dropped
         task = asyncio.ensure_future(asyncio.gather(*map(asyncio.wrap_future, futures)))
         outcomes = await _unless_disconnected(request, task)
         if outcomes is None:
             return Response(status_code=499)  # nobody reads it
         metrics.answered(outcomes, time.perf_counter() - start)
-        results = [
-            {
-                "verdict": o.verdict.value,
-                "stage": o.stage.value,
-                "seconds": o.seconds,
-                "message": o.message,
-            }
-            for o in outcomes
-        ]
+        results = [verdict_reply(o) for o in outcomes]
         if explain:
             found = await asyncio.to_thread(states.explain, items, outcomes)
             for result, feedback in zip(results, found, strict=True):
@@ -168,16 +194,33 @@ def create_app(
                     result["feedback"] = feedback.as_dict()
         return JSONResponse({"results": results})
 
-    states = States(checker)
     close_states = add_state_routes(
         app,
         states,
         checker.settings.memory_mb,
         lambda given: _given_problem(given, config, checker.settings),
-        Refused,
         lambda request: _authorize(request, config.token),
+        lambda model, reply: (
+            {"response_model": reply, "responses": REFUSALS}
+            | ({"openapi_extra": bodies.body(model)} if model else {})
+        ),
     )
     return app
+
+
+def _health(warmup: Warmup, draining: bool) -> dict[str, Any]:
+    """ready once every prover has started and every --bench context warmed at start has
+    loaded or failed (its problems' attempts then say why); failed if a prover did not
+    start."""
+    shown = warmup.as_json()
+    failed = {n: p["reason"] for n, p in shown["provers"].items() if p["status"] == "failed"}
+    if draining:
+        status = "draining"
+    elif failed:
+        status = "failed"
+    else:
+        status = "ready" if warmup.finished() else "starting"
+    return {"status": status, **shown} | ({"reasons": failed} if failed else {})
 
 
 def _given_problem(given: object, config: ServiceConfig, settings: CheckSettings) -> Problem:
@@ -186,7 +229,7 @@ def _given_problem(given: object, config: ServiceConfig, settings: CheckSettings
         try:
             given = ProblemIn.model_validate(given)
         except ValidationError as exc:
-            raise Refused(422, str(exc.errors(include_url=False)[:3])) from None
+            raise invalid(exc, "problem") from None
     return _problem(0, given, config, settings)
 
 
@@ -195,7 +238,7 @@ def _authorize(request: Request, token: str | None) -> None:
         return
     given = request.headers.get("authorization", "").encode()
     if not hmac.compare_digest(given, f"Bearer {token}".encode()):
-        raise Refused(401, "a bearer token is required", {"WWW-Authenticate": "Bearer"})
+        raise Refused(401, "a bearer token is required", headers={"WWW-Authenticate": "Bearer"})
 
 
 async def _read_limited(request: Request, limit: int) -> bytes:
@@ -219,12 +262,11 @@ def _parse(
     try:
         request = CheckIn.model_validate_json(body)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_context=False, include_input=False)
-        raise Refused(422, json.dumps(errors[:5])) from None
+        raise invalid(exc) from None
     if len(request.items) > config.max_batch:
-        raise Refused(422, f"at most {config.max_batch} items per request")
+        raise Refused(422, f"at most {config.max_batch} items per request", "too_many_items")
     if request.timeout is not None and request.timeout > config.max_timeout:
-        raise Refused(422, f"timeout: at most {config.max_timeout} seconds")
+        raise Refused(422, f"timeout: at most {config.max_timeout} seconds", "timeout_too_long")
     items = []
     for n, item in enumerate(request.items):
         items.append((_problem(n, item.problem, config, settings), item.proof))
@@ -237,12 +279,15 @@ def _problem(
     if isinstance(given, str):
         found = config.bench.get(given)
         if found is None:
-            raise Refused(422, f"items[{n}]: no problem {given!r} in the benchmark")
+            raise Refused(422, f"items[{n}]: no problem {given!r} in the benchmark",
+                          "unknown_problem", details={"item": n})  # fmt: skip
         if found.prover not in supported():
-            raise Refused(422, f"items[{n}]: no checker for prover {found.prover!r}")
+            raise Refused(422, f"items[{n}]: no checker for prover {found.prover!r}",
+                          "no_checker", details={"item": n})  # fmt: skip
         return found
     if config.bench_only:
-        raise Refused(422, f"items[{n}]: this service checks only its benchmark's problems")
+        raise Refused(422, f"items[{n}]: this service checks only its benchmark's problems",
+                      "bench_only", details={"item": n})  # fmt: skip
     # A prover proofeval cannot check (a misspelt name) is that item's ERROR, from the
     # checker; one it checks but this service does not serve refuses the request.
     if canonical(given.prover) in supported() and canonical(given.prover) not in config.provers:
@@ -250,15 +295,19 @@ def _problem(
             422,
             f"items[{n}]: prover {given.prover!r} (this service checks: "
             f"{', '.join(config.provers)})",
+            "prover_not_served",
+            details={"item": n},
         )
     if given.timeout is not None and given.timeout > config.max_timeout:
-        raise Refused(422, f"items[{n}]: timeout: at most {config.max_timeout} seconds")
+        raise Refused(422, f"items[{n}]: timeout: at most {config.max_timeout} seconds",
+                      "timeout_too_long", details={"item": n})  # fmt: skip
     header = given.header
     if not config.client_header_code:
         try:
             header = client_header(given.prover, header, settings)
         except InputError as exc:
-            raise Refused(422, f"items[{n}]: {exc}") from None
+            raise Refused(422, f"items[{n}]: {exc}", "header_refused",
+                          details={"item": n}) from None  # fmt: skip
     return problem(given.prover, given.statement, header, given.timeout)
 
 

@@ -26,6 +26,8 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from proofeval.scale.service.errors import error_bytes
+
 # why the guard closed a connection, with what a client that began a request is told
 WHY = {
     "header_timeout": "the request's headers did not arrive in time",
@@ -73,10 +75,11 @@ class ConnectionGuard:
 
 
 def _closing_response(status: bytes, reason: str, headers: bytes = b"") -> bytes:
-    """A whole response written below h11 (the connection closes right after it)."""
-    body = WHY[reason].encode()
+    """A whole response written below h11 (the connection closes right after it), its
+    body the service's one error shape (errors.py) with `reason` as its code."""
+    body = error_bytes(reason, WHY[reason])
     return (
-        b"HTTP/1.1 %s\r\ncontent-type: text/plain\r\nconnection: close\r\n%s"
+        b"HTTP/1.1 %s\r\ncontent-type: application/json\r\nconnection: close\r\n%s"
         b"content-length: %d\r\n\r\n%s" % (status, headers, len(body), body)
     )
 

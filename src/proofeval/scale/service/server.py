@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import uvicorn
 
 from proofeval.scale.api import Checker
@@ -10,11 +12,17 @@ from proofeval.scale.service.connections import ConnectionGuard
 
 
 def make_server(
-    checker: Checker, config: ServiceConfig, host: str, port: int, log_level: str = "info"
+    checker: Checker,
+    config: ServiceConfig,
+    host: str,
+    port: int,
+    log_level: str = "info",
+    say: Callable[[str], None] = lambda _message: None,
 ) -> uvicorn.Server:
-    """A server for `checker` on host:port (0: any free port), its connections guarded."""
+    """A server for `checker` on host:port (0: any free port), its connections guarded;
+    `say`: the warm-up's progress."""
     guard = ConnectionGuard(config.connections)
-    app = create_app(checker, config, guard)
+    app = create_app(checker, config, guard, say)
     return uvicorn.Server(
         uvicorn.Config(
             app,
