@@ -20,7 +20,7 @@ from proofeval.provers.hol_light.backend import assemble as hol_light_proof
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.hol_light.states import HolLightStateFactory
 from proofeval.provers.interface import CheckSettings
-from proofeval.provers.states import Step, StepLimits
+from proofeval.provers.states import Hypothesis, Step, StepLimits
 from proofeval.scale.sessions import States
 from proofeval.states import Budget, BudgetExceeded, State, StepError, UnknownState
 from proofeval.store import RunStore
@@ -46,8 +46,11 @@ def _frame(fields: list[str]) -> str:
 
 
 # What a step's child sends back: its nonce, "done", the goals made, the goals as
-# records, and as shown. This one says the tactic left the goal `F`, under a made-up nonce.
-FORGED_RESULT = _frame(["0" * 32, "done", "1", "Y 1 A 626f6f6c 0\nM 2 C 46 1\nG 0 2\n", "`F`"])
+# records, and each goal's fields (its text, its hypotheses' count, labels and terms, its
+# conclusion). This one says the tactic left the goal `F`, under a made-up nonce.
+FORGED_RESULT = _frame(
+    ["0" * 32, "done", "1", "Y 1 A 626f6f6c 0\nM 2 C 46 1\nG 0 2\n", "`F`", "0", "F"]
+)
 # Context code is not deny-checked: it can write to the descriptor the result goes on,
 # then end the child as the child ends after a result (exit status 0).
 FORGE = (
@@ -104,6 +107,52 @@ def test_hypotheses_are_shown_with_their_labels(states: States) -> None:
         done = applied(session.apply(step, 'USE_THEN "lt" MP_TAC THEN ARITH_TAC'))
         assert done.solved
         assert session.finish(done).outcome.verdict is Verdict.OK
+
+
+def test_goals_are_structured_from_the_goalstack(states: States) -> None:
+    """Each goal's hypotheses (label, term) and conclusion, each printed by HOL's printer
+    from the goal's own terms; every goal with its own hypotheses."""
+    p = problem("hol-light", "`!a b. a < b /\\ b < 7 ==> a <= b /\\ a < 7`")
+    with states.session() as session:
+        root = session.start(p)
+        [goal] = root.proof.items
+        assert goal.hypotheses == () and goal.text == f"`{goal.conclusion}`"
+        assert goal.conclusion == f"{FORALL}a b. a < b /\\ b < 7 ==> a <= b /\\ a < 7"
+        intro = 'REPEAT GEN_TAC THEN DISCH_THEN (CONJUNCTS_THEN2 (LABEL_TAC "lt") ASSUME_TAC)'
+        split = applied(session.apply(root, intro + " THEN CONJ_TAC"))
+        hyps = (Hypothesis("lt", "a < b"), Hypothesis("", "b < 7"))
+        assert [(g.kind, g.hypotheses, g.conclusion) for g in split.proof.items] == [
+            ("focused", hyps, "a <= b"),
+            ("focused", hyps, "a < 7"),
+        ]
+        assert split.goals[1] == "  0 [`a < b`] (lt)\n  1 [`b < 7`]\n`a < 7`"
+        assert split.proof.messages == () and not split.proof.complete
+        one = applied(session.apply(split, "ASM_ARITH_TAC"))
+        assert one.proof.items[0].id == split.proof.items[1].id != split.proof.items[0].id
+        shown = one.as_dict()["proof"]
+        assert shown["goals"][0]["hypotheses"] == [
+            {"name": "lt", "type": "a < b"},
+            {"name": "", "type": "b < 7"},
+        ]
+        assert applied(session.apply(one, "ASM_ARITH_TAC")).as_dict()["proof"] == {
+            "goals": [], "messages": [], "complete": True,
+        }  # fmt: skip
+
+
+# A label is any string: this one spells the reply's framing (counts and lengths a line
+# each) and the goal's text (a hypothesis line, a conclusion in backquotes).
+FORGED_LABEL = "1\n3\n`F`\n0\n  0 [`F`] (x)"
+
+
+def test_a_label_cannot_forge_the_goals_fields(states: States) -> None:
+    label = FORGED_LABEL.replace("\n", "\\n")
+    p = problem("hol-light", "`!a. a < 1 ==> a = 0`")
+    with states.session() as session:
+        root = session.start(p)
+        step = applied(session.apply(root, f'GEN_TAC THEN DISCH_THEN (LABEL_TAC "{label}")'))
+        [goal] = step.proof.items
+        assert goal.hypotheses == (Hypothesis(FORGED_LABEL, "a < 1"),)
+        assert goal.conclusion == "a = 0"
 
 
 def test_an_error_leaves_the_state_and_a_fail_carries_goals(states: States) -> None:

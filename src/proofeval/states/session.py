@@ -59,17 +59,29 @@ class Budget:
 
 @dataclass(frozen=True)
 class State:
-    """One proof state: its goals, and the path of steps from the problem's statement."""
+    """One proof state: its goals (with their hypotheses, and the prover's messages),
+    and the path of steps from the problem's statement."""
 
     id: str
     problem_id: str
-    goals: tuple[str, ...]
-    solved: bool
+    proof: Goals
     path: tuple[Step, ...] = ()
 
+    @property
+    def goals(self) -> tuple[str, ...]:
+        """Each goal as the prover shows it (prompts, feedback)."""
+        return self.proof.texts
+
+    @property
+    def solved(self) -> bool:
+        return self.proof.complete
+
     def as_dict(self) -> dict:
+        """The state's JSON (docs/states.md): `goals` as texts and `solved`, as before,
+        and `proof`, the goals with their hypotheses (Goals.as_json)."""
         return {"id": self.id, "problem_id": self.problem_id, "goals": list(self.goals),
-                "solved": self.solved, "steps": [s.tactic for s in self.path]}  # fmt: skip
+                "solved": self.solved, "steps": [s.tactic for s in self.path],
+                "proof": self.proof.as_json()}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -184,7 +196,7 @@ class StateSession:
             found = entry.states.search(pattern, max(1, min(limit, 200)), limits)
             if isinstance(found, Refused):
                 self._spend(_charged(found, limits))
-                root = next(iter(entry.held.values()), State("", problem.id, (), False))
+                root = next(iter(entry.held.values()), State("", problem.id, Goals(())))
                 return StepError(root, pattern, found.outcome)
             return found
 
@@ -294,7 +306,7 @@ class StateSession:
         return entry
 
     def _hold(self, entry: _Problem, handle: str, goals: Goals, path: tuple[Step, ...]) -> State:
-        state = State(handle, entry.problem.id, goals.goals, goals.solved, path)
+        state = State(handle, entry.problem.id, goals, path)
         entry.held[handle] = state
         self._owner[handle] = entry
         self.usage.live += 1

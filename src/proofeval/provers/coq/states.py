@@ -1,7 +1,9 @@
 """Coq's proof states: one warm, sandboxed coqtop per session and problem, with the
 header loaded. A state is its path, the sentences that reach it from the statement; a
-step states the theorem again, runs the path and the new sentences, and asks for the
-goals (`Show`), then goes back to the header with `Reset`. Coq's sentences take
+step states the theorem again, runs the path and the new sentences, and asks the plugin
+for the goals (`ProofevalGoals`: read from the proof's data, every goal with its
+hypotheses, framed so that no goal's text can forge the frame; plugin/check.mlg), then
+goes back to the header with `Reset`. Coq's sentences take
 milliseconds, so replaying the path costs little, and branching is free.
 
 Every step's text goes through the answer policy first (policy.py: the sentences an
@@ -11,6 +13,7 @@ attempt (session.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -27,11 +30,9 @@ from proofeval.provers.coq.sentences import SentenceError, split
 from proofeval.provers.coq.session import CoqSession, Timeout
 from proofeval.provers.coq.verdict import refused
 from proofeval.provers.interface import CheckSettings
-from proofeval.provers.states import Goals, Refused, StepLimits
+from proofeval.provers.states import KINDS, Goal, Goals, Hypothesis, Refused, StepLimits
 
 PROMPT = re.compile(r"(?m)^\S* < ")
-BLANK_LINES = re.compile(r"^(?:[ \t]*\n)+")
-NEXT_GOAL = re.compile(r"\n\s*\n(?=goal \d+ is:)")
 START_LIMIT = 600.0
 
 
@@ -54,9 +55,10 @@ class CoqStates:
         return self._session
 
     def start(self, handle: str) -> Goals:
-        goals, error, _ = self._run([], [], START_LIMIT)
-        if error:
-            raise CheckerError(f"the statement is unusable: {error}")
+        goals, error, statement_error = self._run([], [], START_LIMIT)
+        if error or statement_error or goals is None:
+            why = error or statement_error or "no goals"
+            raise CheckerError(f"the statement is unusable: {why}")
         self.paths[handle] = []
         return goals
 
@@ -81,8 +83,10 @@ class CoqStates:
             raise CheckerError(f"the state's path no longer runs: {path_error}")
         if error:
             return Refused(Outcome(Verdict.FAIL, Stage.CHECK, seconds, error), seconds)
+        if goals is None:
+            raise CheckerError("Coq gave no goals for the step")
         self.paths[handle] = path + body
-        return Goals(goals.goals, goals.solved, seconds=seconds)
+        return Goals(goals.items, goals.messages, seconds=seconds)
 
     def _screen(self, tactic: str) -> list[str]:
         """The step's sentences as the checker would write them; Refusal if the answer
@@ -98,9 +102,11 @@ class CoqStates:
         assert self.theorem is not None
         return steps(tactic, self.theorem)
 
-    def _run(self, path: list[str], body: list[str], timeout: float) -> tuple[Goals, str, str]:
-        """Run the statement, `path` and `body`; the goals, the body's first error and
-        the path's."""
+    def _run(
+        self, path: list[str], body: list[str], timeout: float
+    ) -> tuple[Goals | None, str, str]:
+        """Run the statement, `path` and `body`; the goals (None if the plugin gave
+        none), the body's first error and the path's."""
         session = self._ready()
         mark = f"proofeval_{secrets.token_hex(8)}"
         commands = [
@@ -111,18 +117,15 @@ class CoqStates:
             f"Check {mark}_path.",
             *body,
             f"Check {mark}_body.",
-            f"Locate {mark}_begin.",
-            "Show.",
-            f"Locate {mark}_end.",
+            f'ProofevalGoals "{mark}".',
             "Abort All.",
             f"Reset {mark}_mark.",
         ]
         out, err = session.run_commands(commands, time.monotonic() + timeout)
-        shown = _between(out, f"{mark}_begin", f"{mark}_end").strip()
         before, _, after = err.partition(f"> Check {mark}_path.")
         body_err = after.partition(f"reference {mark}_path was not found")[2]
         body_err = body_err.partition(f"> Check {mark}_body.")[0]
-        return _goals(shown), _first_error(body_err), _first_error(before)
+        return framed_goals(out, mark), _first_error(body_err), _first_error(before)
 
     def release(self, handle: str) -> None:
         self.paths.pop(handle, None)
@@ -186,13 +189,31 @@ def _between(text: str, start: str, end: str) -> str:
     return text[text.find("\n", i) + 1 : text.rfind("\n", 0, j) + 1]
 
 
-def _goals(shown: str) -> Goals:
-    if "No more goals" in shown:
-        return Goals((), solved=True)
-    first, _, rest = shown.partition("\n")
-    body = rest if re.fullmatch(r"\d+ goals?", first.strip()) else shown
-    chunks = [BLANK_LINES.sub("", c).rstrip() for c in NEXT_GOAL.split(body)]
-    return Goals(tuple(c for c in chunks if c.strip()), solved=False)
+def framed_goals(out: str, nonce: str) -> Goals | None:
+    """The goals in the plugin's one reply for `nonce` (check.mlg's ProofevalGoals: hex
+    of a JSON object); None if there is not exactly one, or it is not well-formed."""
+    found = re.findall(rf"proofeval-goals:{nonce}:([0-9a-f]*)", out)
+    if len(found) != 1:
+        return None
+    try:
+        data = json.loads(bytes.fromhex(found[0]).decode("utf-8", "replace"))
+        return Goals(tuple(_goal(g) for g in data["goals"]), tuple(data["messages"]))
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _goal(data: dict) -> Goal:
+    hyps = tuple(Hypothesis(h["name"], h["type"], h.get("body")) for h in data["hyps"])
+    texts = [data["conclusion"], *(t for h in hyps for t in (h.name, h.type, h.body or ""))]
+    if data["kind"] not in KINDS or not all(isinstance(t, str) for t in texts):
+        raise ValueError("not a goal")
+    return Goal(hyps, data["conclusion"], data["kind"], coq_text(hyps, data["conclusion"]))
+
+
+def coq_text(hyps: tuple[Hypothesis, ...], conclusion: str) -> str:
+    """A goal as Coq's Show prints it: a hypothesis a line, a bar, the conclusion."""
+    lines = [h.name + ("" if h.body is None else f" := {h.body}") + f" : {h.type}" for h in hyps]
+    return "\n".join([*lines, "============================", conclusion])
 
 
 def _first_error(err: str) -> str:

@@ -15,7 +15,7 @@ import threading
 from proofeval.errors import CheckerError
 from proofeval.model import Outcome, Problem, Stage, Verdict
 from proofeval.provers.hol_light.server import STATEMENT_LIMITS, WarmProcess
-from proofeval.provers.states import Goals, Refused, StepLimits
+from proofeval.provers.states import Goal, Goals, Hypothesis, Refused, StepLimits
 
 START_LIMIT = 600.0  # seconds to collapse a template's heap into huge pages
 
@@ -85,7 +85,7 @@ class HolLightStates:
         reply = self.proc.state_request(fields, timeout + 60.0)
         if reply[0] != "ok" or len(reply) < 2 or not reply[1].isdigit():
             raise CheckerError(f"the statement is unusable: {reply[-1]}")
-        return Goals(tuple(reply[2:]), solved=reply[1] == "0")
+        return Goals(goals_of(int(reply[1]), reply[2:]))
 
     def apply(self, parent: str, handle: str, tactic: str, limits: StepLimits) -> Goals | Refused:
         timeout = repr(float(limits.timeout))
@@ -94,8 +94,8 @@ class HolLightStates:
         if reply[0] == "applied" and len(reply) >= 4:
             made, seconds, count = reply[1:4]
             if made.isdigit() and count.isdigit():
-                goals = tuple(reply[4:])
-                return Goals(goals, solved=count == "0", made=int(made), seconds=_seconds(seconds))
+                goals = goals_of(int(count), reply[4:])
+                return Goals(goals, made=int(made), seconds=_seconds(seconds))
         if reply[0] == "failed" and len(reply) == 5:
             return _refused(reply[1:])
         if reply[0] == "error":
@@ -121,6 +121,24 @@ class HolLightStates:
 
     def close(self) -> None:
         self.proc.close()
+
+
+def goals_of(count: int, fields: list[str]) -> tuple[Goal, ...]:
+    """`count` goals from their reply's fields (proofeval_states.ml's goal_fields): per
+    goal its text, its number of hypotheses, each one's label and term, its conclusion."""
+    goals: list[Goal] = []
+    rest = fields
+    for _ in range(count):
+        if len(rest) < 2 or not rest[1].isdigit() or len(rest) < 3 + 2 * int(rest[1]):
+            raise CheckerError("HOL Light's goals are not well-formed")
+        text, n = rest[0], int(rest[1])
+        pairs = rest[2 : 2 + 2 * n]
+        hyps = tuple(Hypothesis(pairs[i], pairs[i + 1]) for i in range(0, 2 * n, 2))
+        goals.append(Goal(hyps, rest[2 + 2 * n], "focused", text))
+        rest = rest[3 + 2 * n :]
+    if rest:
+        raise CheckerError("HOL Light's goals are not well-formed")
+    return tuple(goals)
 
 
 def _seconds(text: str) -> float:

@@ -94,12 +94,50 @@ let compiled_or prepared k =
   | `Denied why -> [ "CHEATING"; "precheck"; one_line why ]
   | `Ok thunk -> guarded (fun () -> k (thunk ()))
 
-let apply_body g prepared st () =
+let unhex s =
+  String.init (String.length s / 2) (fun i -> Char.chr (int_of_string ("0x" ^ String.sub s (2 * i) 2)))
+
+(* A term shown alone: print_goal's text of a goal with no hypotheses, its backquotes off. *)
+let unquoted s =
+  let n = String.length s in
+  if n >= 2 && s.[0] = '`' && s.[n - 1] = '`' then String.sub s 1 (n - 2) else s
+
+(* Each goal's fields: its text (print_goal's), its number of hypotheses, each one's label
+   and term (in print_goal's order), and its conclusion, each term printed by HOL's
+   printer. The state's own records (encode) are read again as one goal per term (a "G"
+   record names the goal's label and term records), which show then prints one by one. *)
+let goal_fields g budget st =
+  let records = String.split_on_char '\n' (g.encode st) in
+  let is_goal r = String.length r > 2 && String.sub r 0 2 = "G " in
+  let goals, terms = List.partition is_goal records in
+  let rec parts = function
+    | [ w ] -> ([], w)
+    | l :: h :: rest -> let hyps, w = parts rest in ((l, h) :: hyps, w)
+    | [] -> failwith "malformed goal" in
+  let shape r = match String.split_on_char ' ' r with
+    | "G" :: _ :: rest -> let hyps, w = parts rest in (List.rev hyps, w)
+    | _ -> failwith "malformed goal" in
+  let shapes = List.map shape goals in
+  let alone = List.concat_map (fun (hyps, w) -> List.map snd hyps @ [ w ]) shapes in
+  let text = String.concat "\n" (terms @ List.map (fun t -> "G 0 " ^ t) alone) in
+  match g.decode budget text with
+  | Error why -> failwith ("the goals cost too much to print: " ^ why)
+  | Ok single ->
+      let printed = ref (List.map (fun s -> cut (unquoted s)) (g.show single)) in
+      let next () = match !printed with t :: rest -> printed := rest; t | [] -> failwith "lost a term" in
+      List.concat
+        (List.map2
+           (fun shown (hyps, _) ->
+             let hyp_fields = List.concat_map (fun (l, _) -> let t = next () in [ unhex l; t ]) hyps in
+             (cut shown :: string_of_int (List.length hyps) :: hyp_fields) @ [ next () ])
+           (g.show st) shapes)
+
+let apply_body g budget prepared st () =
   compiled_or prepared (fun tac ->
       let changed = g.snapshot () in
       let st', made = g.apply tac st in
       if changed () then [ "CHEATING"; "check"; "the tactic added axioms" ]
-      else "done" :: string_of_int made :: g.encode st' :: List.map cut (g.show st'))
+      else "done" :: string_of_int made :: g.encode st' :: goal_fields g budget st')
 
 let limits_of = Proofeval_server.limits_of
 
@@ -110,8 +148,10 @@ let start g hol table ~server_fd id text timeout memory_mb =
   | Error why -> [ "error"; why ]
   | Ok term ->
       let st = g.start term in
-      Hashtbl.replace table id st;
-      "ok" :: string_of_int (g.count st) :: List.map cut (g.show st)
+      let budget = (limits_of timeout memory_mb).Proofeval_server.timeout in
+      (match goal_fields g budget st with
+       | fields -> Hashtbl.replace table id st; "ok" :: string_of_int (g.count st) :: fields
+       | exception (Failure why | Invalid_argument why) -> [ "error"; why ])
 
 let apply g engine table ~server_fd from id timeout memory_mb tactic =
   match Hashtbl.find_opt table from with
@@ -127,7 +167,9 @@ let apply g engine table ~server_fd from id timeout memory_mb tactic =
       let outcome =
         match prepared with
         | `Refused no -> (`Failed (Proofeval_verdict.refused no), "0.000")
-        | `Later prepared -> in_child ~deadline limits ~server_fd (apply_body g prepared st)
+        | `Later prepared ->
+            let budget = limits.Proofeval_server.timeout in
+            in_child ~deadline limits ~server_fd (apply_body g budget prepared st)
       in
       match outcome with
       | `Failed fields, spent -> ("failed" :: fields) @ [ spent ]
