@@ -20,6 +20,7 @@ from proofeval.provers.interface import CheckSettings
 from proofeval.provers.states import StepLimits
 from proofeval.scale.sessions import States
 from proofeval.states import Budget, BudgetExceeded, State, StepError, UnknownState
+from proofeval.states.search import Found
 from proofeval.store import RunStore
 
 pytestmark = pytest.mark.coq
@@ -203,6 +204,21 @@ def test_search_is_bounded_and_one_sentence(states: States, p) -> None:
         escaped = session.search(p, "nat. Drop")
         assert isinstance(escaped, StepError)
         assert escaped.outcome.stage is Stage.PRECHECK
+
+
+def test_search_theorems_gives_names_and_statements(states: States, p) -> None:
+    with states.session(Budget(steps=3)) as session:
+        found = session.search_theorems(p, "(_ + 0)", limit=1)
+        assert isinstance(found, Found) and len(found.theorems) == 1 and found.more
+        everything = session.search_theorems(p, "(_ + 0)", limit=200)
+        assert isinstance(everything, Found) and not everything.more
+        add_0_r = {t.name: t.statement for t in everything.theorems}["Nat.add_0_r"]
+        assert add_0_r == "forall n : nat, n + 0 = n"
+        assert found.as_json()["theorems"][0].keys() == {"name", "statement"}
+        refused = session.search_theorems(p, "nat. Drop")
+        assert isinstance(refused, StepError) and refused.outcome.stage is Stage.PRECHECK
+        with pytest.raises(BudgetExceeded):  # a search is a step
+            session.search_theorems(p, "(_ + 0)")
 
 
 def test_the_prover_level_states_know_only_their_own_handles(p) -> None:

@@ -23,6 +23,7 @@ from proofeval.provers.interface import CheckSettings
 from proofeval.provers.states import Hypothesis, Step, StepLimits
 from proofeval.scale.sessions import States
 from proofeval.states import Budget, BudgetExceeded, State, StepError, UnknownState
+from proofeval.states.search import Found, theorem
 from proofeval.store import RunStore
 from tests.conftest import FORALL, on_both_paths
 
@@ -316,6 +317,9 @@ def test_search_runs_confined_and_meets_the_deny_list(states: States) -> None:
     with states.session() as session:
         found = session.search(p, "`n + 0`")
         assert isinstance(found, list)  # Debian's HOL Light has no theorem database
+        structured = session.search_theorems(p, "`n + 0`", limit=5)
+        assert isinstance(structured, Found)
+        assert structured == Found(tuple(theorem(e) for e in found[:5]), len(found) > 5)
         # a pattern is one term in backquotes: code is refused before anything runs
         denied = session.search(p, '(ignore (Sys.command "true"); `n + 0`)')
         assert isinstance(denied, StepError)

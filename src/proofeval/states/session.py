@@ -32,6 +32,7 @@ from proofeval.provers.states import (
     StepLimits,
 )
 from proofeval.states.feedback import Feedback, bounded, feedback_of, step_feedback
+from proofeval.states.search import MAX_RESULTS, Found, found
 from proofeval.store import RunStore
 
 
@@ -188,17 +189,28 @@ class StateSession:
 
     def search(self, problem: Problem, pattern: str, limit: int = 20) -> list[str] | StepError:
         """At most `limit` theorems of `problem`'s context matching `pattern` (HOL Light's
-        `search` of a term, Coq's `Search`); it counts as a step."""
+        `search` of a term, Coq's `Search`), as the prover prints them; it counts as a
+        step, within the step's wall clock."""
+        return self._search(problem, pattern, max(1, min(limit, MAX_RESULTS)))
+
+    def search_theorems(self, problem: Problem, pattern: str, limit: int = 20) -> Found | StepError:
+        """search's results structured (states/search.py): at most `limit` theorems,
+        each its name and statement, and whether more matched."""
+        limit = max(1, min(limit, MAX_RESULTS))
+        hits = self._search(problem, pattern, limit + 1)
+        return hits if isinstance(hits, StepError) else found(hits, limit)
+
+    def _search(self, problem: Problem, pattern: str, limit: int) -> list[str] | StepError:
         with self._lock:
             self._admit_step()
             entry = self._entry(problem)
             limits = self._limits(None)
-            found = entry.states.search(pattern, max(1, min(limit, 200)), limits)
-            if isinstance(found, Refused):
-                self._spend(_charged(found, limits))
+            hits = entry.states.search(pattern, limit, limits)
+            if isinstance(hits, Refused):
+                self._spend(_charged(hits, limits))
                 root = next(iter(entry.held.values()), State("", problem.id, Goals(())))
-                return StepError(root, pattern, found.outcome)
-            return found
+                return StepError(root, pattern, hits.outcome)
+            return hits
 
     def release(self, state: State | str) -> None:
         with self._lock:
