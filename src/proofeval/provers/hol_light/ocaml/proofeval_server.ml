@@ -108,8 +108,10 @@ let replay_steps hol goal steps fd =
 
 let now = Unix.gettimeofday
 
-let read_until_eof_or ~limit deadline fd =
-  let buf = Buffer.create 256 and chunk = Bytes.create 4096 in
+(* What [fd] sends into [buf] until its end (`Eof, all it sent), [deadline] (`Timeout:
+   reading may go on into the same buffer), or more than [limit] bytes. *)
+let read_into buf ~limit deadline fd =
+  let chunk = Bytes.create 4096 in
   let rec loop () =
     let remaining = deadline -. now () in
     if remaining <= 0. then `Timeout
@@ -126,6 +128,8 @@ let read_until_eof_or ~limit deadline fd =
       | exception Unix.Unix_error (Unix.EINTR, _, _) -> loop ()
   in
   loop ()
+
+let read_until_eof_or ~limit deadline fd = read_into (Buffer.create 256) ~limit deadline fd
 
 let rec reap pid =
   try snd (Unix.waitpid [] pid) with Unix.Unix_error (Unix.EINTR, _, _) -> reap pid
@@ -225,29 +229,75 @@ let confined limits ~server_fd ~deadline ~limit body =
   let got = read_until_eof_or ~limit deadline rfd in
   (got, finish child)
 
+(* When the replaying sibling starts beside an attempt's child. Only an OK is replayed:
+   a child that has sent anything else before then never has a sibling, so a quick FAIL
+   costs what it costs with the replay off; one that sent OK has its sibling started
+   then, to replay its steps after it; one still running once it has spent
+   [replay_after] seconds of CPU (its own, which a busy machine does not stretch) has
+   its sibling replay beside it, so that a long proof's replay takes little more than
+   the proof's wall time. Until the sibling starts, the steps wait in their pipe; a
+   child that fills it waits, at most until [replay_at_latest] seconds of wall time
+   have passed, when the sibling starts whatever the child spent. *)
+let replay_after = 0.01 and replay_at_latest = 0.2 and look_every = 0.002
+
+(* Whether [pid] has run [seconds] of CPU (the scheduler's count, in nanoseconds); true
+   when it cannot be read, which only starts the sibling sooner. *)
+let has_run pid seconds =
+  match open_in (Printf.sprintf "/proc/%d/schedstat" pid) with
+  | exception _ -> true
+  | ic -> (
+      let line = try input_line ic with _ -> "" in
+      close_in_noerr ic;
+      match int_of_string_opt (List.hd (String.split_on_char ' ' line)) with
+      | Some ns -> float_of_int ns *. 1e-9 >= seconds
+      | None -> true)
+
+(* What the child sent while it ran alone (see [replay_after]), or `Running when its
+   sibling should start beside it. *)
+let rec alone buf (pid, rfd) ~deadline ~latest =
+  let until = Float.min deadline (Float.min latest (now () +. look_every)) in
+  match read_into buf ~limit:65536 until rfd with
+  | `Timeout when until < deadline && now () < latest && not (has_run pid replay_after) ->
+      alone buf (pid, rfd) ~deadline ~latest
+  | `Timeout when until < deadline -> `Running
+  | (`Eof _ | `Timeout | `Too_big) as got -> got
+
 (* The attempt's child writes its steps, as it makes them, through a pipe to a clean
    sibling that replays them as they come; it sends its verdict, then for an OK the
-   last record. The child is forked first, so that it runs while the sibling is forked,
-   from this same clean process; neither holds the other's channel to this process.
-   The pipe holds up to 1 MiB (where the system allows): with the default 64 KiB, the
-   child waited for the sibling during 5-7% of a heavy proof. *)
+   last record. The sibling is forked from this same clean process, whose state
+   forking the child changed in nothing, when [replay_after] says; neither holds the
+   other's channel to this process. The pipe holds up to 1 MiB (where the system
+   allows): with the default 64 KiB, the child waited for the sibling during 5-7% of a
+   heavy proof. *)
 let check_replayed hol goal limits ~server_fd ~deadline ~nonce attempt =
   let steps_r, steps_w = Unix.pipe ~cloexec:true () in
   pipe_size steps_w (1 lsl 20);
   let child = spawn limits ~server_fd ~closing:[ steps_r ] (attempt (Some steps_w)) in
   Unix.close steps_w;
-  let replayer =
+  let replayer () =
     spawn limits ~server_fd ~closing:[ snd child ] (replay_steps hol goal steps_r) in
-  Unix.close steps_r;
-  let got = read_until_eof_or ~limit:65536 deadline (snd child) in
   settle child (fun writer ->
-      settle replayer (fun replayed ->
-          if ok_to_replay ~nonce got then
-            (* The replay is proofeval's cost, not the proof's: a budget of its own. *)
-            let deadline = now () +. limits.timeout in
-            replay_verdict ~timeout:limits.timeout ~writer ~replayer:replayed
-              (read_until_eof_or ~limit:65536 deadline (snd replayer))
-          else attempt_verdict ~nonce ~replay:true ~timeout:limits.timeout got writer))
+      let buf = Buffer.create 256 in
+      let latest = now () +. replay_at_latest in
+      let got, replayer =
+        Fun.protect ~finally:(fun () -> Unix.close steps_r) (fun () ->
+            match alone buf child ~deadline ~latest with
+            | `Running ->
+                let replayer = replayer () in
+                (read_into buf ~limit:65536 deadline (snd child), Some replayer)
+            | (`Eof _ | `Timeout | `Too_big) as got ->
+                (got, if ok_to_replay ~nonce got then Some (replayer ()) else None))
+      in
+      match replayer with
+      | Some replayer when ok_to_replay ~nonce got ->
+          settle replayer (fun replayed ->
+              (* The replay is proofeval's cost, not the proof's: a budget of its own. *)
+              let deadline = now () +. limits.timeout in
+              replay_verdict ~timeout:limits.timeout ~writer ~replayer:replayed
+                (read_until_eof_or ~limit:65536 deadline (snd replayer)))
+      | replayer ->
+          Option.iter (fun r -> settle r ignore) replayer;
+          attempt_verdict ~nonce ~replay:true ~timeout:limits.timeout got writer)
 
 let check hol engine goal limits ~replay answer ~server_fd =
   hol.prepare_replay ();

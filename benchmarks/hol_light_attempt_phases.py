@@ -1,0 +1,194 @@
+"""Where one small HOL Light attempt's time goes, on both paths, and what a mix costs.
+
+For each path (native, then bytecode), one sandboxed warm process with the core and the
+goal `!n. n + 0 = n`. Requests of growing scope are sent back to back, each kind
+--round-trips times (median round trip; "each" is the mean time per request of the
+back-to-back loop, so it includes what the server does after replying: reaping the
+attempt's processes), and the CPU the warm process and everything it waited for spent:
+  ping          the request's framing and round trip, nothing checked
+  denied        + parse and deny-check (natively: in a fork of the warm parser)
+  untyped       + typing (natively: compiling up to the type checker)
+  fail, off     + compile and link (native), the attempt's child, its verdict, reaping
+  fail, on      + the replaying sibling (FAIL_TAC: no kernel step)
+  proof, off    + the proof (INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES])
+  proof, on     + the replay of its kernel steps (the default)
+Then (part `mix`) CPU of a mix of quick FAILs and OKs (--ok-every: one OK in that
+many) with the replay on against off, on the same process.
+Then (part `cli`) the whole command, `proofeval check` with one worker, 1 attempt
+against --attempts, whose difference is the cost of one more attempt, Python side
+included (the engine, the store, the framing); the Python side's share is that cost
+less the server's "each" of `proof, on`.
+
+Usage: python benchmarks/hol_light_attempt_phases.py [--round-trips 100]
+       [--attempts 301] [--paths native,bytecode] [--parts phases,mix,cli]
+Run under nice; the bytecode core takes some 80 s to start, each path's cli part starts
+it twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from proofeval.provers.hol_light.native import native_build
+from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher, WarmProcess
+
+sys.path.insert(0, str(Path(__file__).parent))
+from hol_light_warm_vs_fresh import cpu_seconds, host_pid  # noqa: E402
+
+GOAL = "`!n. n + 0 = n`"
+PROOF = "INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES]"
+QUICK_FAIL = "REWRITE_TAC[MULT_CLAUSES]"  # runs, leaves the goal: FAIL
+# kind: (answer, replay, expected verdict); None is a ping
+KINDS: dict[str, tuple[str, bool, str] | None] = {
+    "ping": None,
+    "denied": ("Obj.magic 0", True, "CHEATING"),
+    "untyped": ("1 + 1", True, "ERROR"),
+    "fail, off": ('FAIL_TAC "stop"', False, "FAIL"),
+    "fail, on": ('FAIL_TAC "stop"', True, "FAIL"),
+    "proof, off": (PROOF, False, "OK"),
+    "proof, on": (PROOF, True, "OK"),
+}
+
+
+def one(proc: WarmProcess, kind: str) -> None:
+    spec = KINDS[kind]
+    if spec is None:
+        if proc._request(["ping"], 60.0) != ["ok"]:
+            raise RuntimeError("ping failed")
+        return
+    answer, replay, expected = spec
+    outcome = proc.check("g", answer, 60.0, 2048, replay)
+    if outcome.verdict != expected:
+        raise RuntimeError(f"{kind}: {outcome.verdict} ({outcome.message}), not {expected}")
+
+
+def loop(proc: WarmProcess, pid: int, kind: str, n: int) -> dict[str, float]:
+    """Median round trip, mean per request back to back, CPU per request (ms)."""
+    times = []
+    cpu = cpu_seconds(pid)
+    start = time.perf_counter()
+    for _ in range(n):
+        t = time.perf_counter()
+        one(proc, kind)
+        times.append(time.perf_counter() - t)
+    each = (time.perf_counter() - start) / n
+    return {
+        "median": statistics.median(times) * 1000,
+        "each": each * 1000,
+        "cpu": (cpu_seconds(pid) - cpu) / n * 1000,
+    }
+
+
+def warm(launcher: Launcher) -> tuple[WarmProcess, int]:
+    base = launcher.start()
+    proc = base.clone()
+    if proc.add_goal("g", GOAL) is not None:
+        raise RuntimeError("the goal does not parse")
+    assert launcher._proc is not None
+    pid = host_pid(launcher._proc.pid, proc.conn.pid)
+    for kind in KINDS:  # the first of each warms what it uses
+        one(proc, kind)
+    return proc, pid
+
+
+def phases(proc: WarmProcess, pid: int, n: int) -> dict[str, dict[str, float]]:
+    rows = {kind: loop(proc, pid, kind, n) for kind in KINDS}
+    print(f"  {'request':<12} {'median':>8} {'each':>8} {'CPU':>8}   (ms, {n} each)")
+    previous = None
+    for kind, r in rows.items():
+        step = "" if previous is None else f"   +{r['each'] - rows[previous]['each']:.1f} each"
+        print(f"  {kind:<12} {r['median']:8.2f} {r['each']:8.2f} {r['cpu']:8.2f}{step}")
+        previous = kind
+    return rows
+
+
+def mix(proc: WarmProcess, pid: int, n: int, ok_every: int) -> None:
+    """CPU of n attempts, one OK in ok_every and quick FAILs, replay on against off."""
+
+    def run(replay: bool) -> tuple[float, float]:
+        cpu, start = cpu_seconds(pid), time.perf_counter()
+        for i in range(n):
+            ok = i % ok_every == 0
+            outcome = proc.check("g", PROOF if ok else QUICK_FAIL, 60.0, 2048, replay)
+            if outcome.verdict != ("OK" if ok else "FAIL"):
+                raise RuntimeError(f"mix: {outcome.verdict} ({outcome.message})")
+        return cpu_seconds(pid) - cpu, time.perf_counter() - start
+
+    runs = {replay: [] for replay in (False, True)}
+    for _ in range(2):  # alternated, so that drift in the machine's load falls on both
+        for replay in (False, True):
+            runs[replay].append(run(replay))
+    off = [sum(x) for x in zip(*runs[False], strict=True)]
+    on = [sum(x) for x in zip(*runs[True], strict=True)]
+    print(f"  mix of {2 * n} attempts, 1 OK in {ok_every}, the rest {QUICK_FAIL} (FAIL):")
+    print(f"    CPU  replay off {off[0]:6.2f} s, on {on[0]:6.2f} s: {on[0] / off[0]:.2f}x"
+          "  (target <= 1.30)")  # fmt: skip
+    print(f"    wall replay off {off[1]:6.2f} s, on {on[1]:6.2f} s: {on[1] / off[1]:.2f}x")
+
+
+def time_cli(problems: Path, answers: Path, out: Path, native: str) -> float:
+    cmd = [sys.executable, "-m", "proofeval.cli", "check", str(problems), "--answers",
+           str(answers), "--out", str(out), "--workers", "1", "--native", native]  # fmt: skip
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def cli(native: str, attempts: int, server_each: float | None) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        problems = root / "problems.jsonl"
+        problems.write_text(json.dumps({"id": "add_0", "statement": GOAL}) + "\n")
+        times = {}
+        for n in (1, attempts):
+            answers = root / f"answers-{n}.jsonl"
+            line = json.dumps({"problem_id": "add_0", "answer": PROOF}) + "\n"
+            answers.write_text(line * n)
+            times[n] = time_cli(problems, answers, root / f"run-{n}", native)
+    extra = (times[attempts] - times[1]) / (attempts - 1) * 1000
+    print(f"  proofeval check, one worker: 1 attempt {times[1]:.1f} s, {attempts}: "
+          f"{times[attempts]:.1f} s")  # fmt: skip
+    print(f"    one more attempt: {extra:.1f} ms  (target <= 10)")
+    if server_each is not None:
+        print(f"    of which the server ({server_each:.1f} ms, `proof, on` above) and the "
+              f"Python side {extra - server_each:.1f} ms")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--round-trips", type=int, default=100)
+    parser.add_argument("--attempts", type=int, default=301)
+    parser.add_argument("--mix", type=int, default=200, help="attempts per run of the mix")
+    parser.add_argument("--ok-every", type=int, default=10)
+    parser.add_argument("--paths", default="native,bytecode")
+    parser.add_argument("--parts", default="phases,mix,cli")
+    args = parser.parse_args()
+    parts = set(args.parts.split(","))
+    for path in args.paths.split(","):
+        print(f"{path}:", flush=True)
+        build = native_build(DEBIAN_HOL_LIGHT) if path == "native" else None
+        each = None
+        if parts & {"phases", "mix"}:
+            launcher = Launcher(native=build)
+            try:
+                proc, pid = warm(launcher)
+                if "phases" in parts:
+                    each = phases(proc, pid, args.round_trips)["proof, on"]["each"]
+                if "mix" in parts:
+                    mix(proc, pid, args.mix, args.ok_every)
+            finally:
+                launcher.close()
+        if "cli" in parts:
+            cli("on" if path == "native" else "off", args.attempts, each)
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
