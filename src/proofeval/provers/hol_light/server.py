@@ -562,6 +562,24 @@ def launcher(
 
     hol_dir = settings.hol_dir or DEBIAN_HOL_LIGHT
     native = choose(hol_dir, settings.native, on_event)
-    took = "about 15-30 s natively" if native else "about 2-3 minutes"
-    on_event(f"loading the HOL Light core ({took})")
-    return Launcher(hol_dir, settings.sandbox, read_only=read_only, native=native)
+    # Measured: natively 15 s on an idle machine, 35-90 s beside other work; in
+    # bytecode 75 s idle, several minutes loaded.
+    took = "natively 15-90 s" if native else "1-5 minutes"
+    on_event(f"loading the HOL Light core ({took}, by how busy the machine is)")
+    return Launcher(
+        hol_dir, settings.sandbox, on_wait=still_loading(on_event), read_only=read_only,
+        native=native,
+    )  # fmt: skip
+
+
+def still_loading(on_event: Callable[[str], None], every: float = 60.0) -> Callable[[float], None]:
+    """What the launcher calls while the core loads (about once a second): a line each
+    `every` seconds, so that a long load shows it is alive."""
+    said = [0]
+
+    def on_wait(waited: float) -> None:
+        if int(waited // every) > said[0]:
+            said[0] = int(waited // every)
+            on_event(f"still loading the HOL Light core ({said[0] * every:.0f} s)")
+
+    return on_wait
