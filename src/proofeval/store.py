@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
@@ -22,6 +23,11 @@ from proofeval.model import Attempt, Generation, Outcome, Problem, Stage, Verdic
 
 FILE_NAME = "proofeval.sqlite"
 SCHEMA_VERSION = 2
+# A run's arms (runs/arms.py): the default one is RUN_DIR, arm NAME is RUN_DIR/arms/NAME,
+# each with a store of its own (no table changes: an older run is one default arm).
+DEFAULT_ARM = "default"
+ARMS = "arms"
+ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
@@ -415,6 +421,18 @@ class RunStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def named_arms(run_dir: Path) -> list[tuple[str, Path]]:
+    """The named arms of the run in `run_dir` that have a store, by name."""
+    root = run_dir / ARMS
+    if not root.is_dir():
+        return []
+    return [
+        (path.name, path)
+        for path in sorted(root.iterdir())
+        if ARM_NAME.fullmatch(path.name) and (path / FILE_NAME).is_file()
+    ]
 
 
 def _round(row: tuple) -> Round:

@@ -25,10 +25,10 @@ from proofeval.report.table import write_results_csv
 from proofeval.report.terminal import format_run
 from proofeval.runs import manifest
 from proofeval.runs.agent import TRANSCRIPTS
-from proofeval.runs.arms import arm_dir, named_arms, refuse_other_problems
+from proofeval.runs.arms import arm_dir, refuse_other_problems
 from proofeval.runs.repair import RepairOptions, run_with_repairs
 from proofeval.runs.stream import RunOptions, run_pipeline
-from proofeval.store import RunStore
+from proofeval.store import RunStore, named_arms
 
 
 def configure(sub: argparse._SubParsersAction) -> None:

@@ -9,8 +9,7 @@ from pathlib import Path
 from proofeval.errors import InputError
 from proofeval.metrics import RunMetrics, compute
 from proofeval.model import Attempt, Generation, Problem
-from proofeval.runs.arms import DEFAULT, named_arms
-from proofeval.store import FILE_NAME, ResultRow, Round, RunStore
+from proofeval.store import DEFAULT_ARM, FILE_NAME, ResultRow, Round, RunStore, named_arms
 
 
 @dataclass(frozen=True)
@@ -28,7 +27,7 @@ class RunData:
     info: dict[str, object] = field(default_factory=dict)  # what produced it (store.info)
     round: int = 0
     first: list[ResultRow] = field(default_factory=list)
-    arm: str = DEFAULT  # this arm's name (runs/arms.py)
+    arm: str = DEFAULT_ARM  # this arm's name (runs/arms.py)
     arms: list[RunData] = field(default_factory=list)  # the run's named arms (`run --arm`)
 
     @cached_property

@@ -9,23 +9,18 @@ No store changes: a run made before arms existed is a run with one arm.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from proofeval.errors import InputError
-from proofeval.store import FILE_NAME, RunStore
-
-DEFAULT = "default"
-ARMS = "arms"
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+from proofeval.store import ARM_NAME, ARMS, DEFAULT_ARM, FILE_NAME, RunStore, named_arms
 
 
 def arm_dir(run_dir: Path, name: str | None) -> Path:
     """Where arm `name` of the run in `run_dir` lives (None or "default": RUN_DIR)."""
-    if name is None or name == DEFAULT:
+    if name is None or name == DEFAULT_ARM:
         return run_dir
-    if not _NAME.fullmatch(name):
+    if not ARM_NAME.fullmatch(name):
         raise InputError(
             f"--arm {name!r}: an arm's name is letters, digits, '.', '_' and '-' (at most "
             "64, starting with a letter or digit)"
@@ -33,21 +28,9 @@ def arm_dir(run_dir: Path, name: str | None) -> Path:
     return run_dir / ARMS / name
 
 
-def named_arms(run_dir: Path) -> list[tuple[str, Path]]:
-    """The named arms of a run that have a store, by name."""
-    root = run_dir / ARMS
-    if not root.is_dir():
-        return []
-    return [
-        (path.name, path)
-        for path in sorted(root.iterdir())
-        if _NAME.fullmatch(path.name) and (path / FILE_NAME).is_file()
-    ]
-
-
 def every_arm(run_dir: Path) -> list[tuple[str, Path]]:
     """Every arm with a store: the default one (RUN_DIR), then the named ones."""
-    default = [(DEFAULT, run_dir)] if (run_dir / FILE_NAME).is_file() else []
+    default = [(DEFAULT_ARM, run_dir)] if (run_dir / FILE_NAME).is_file() else []
     return default + named_arms(run_dir)
 
 
@@ -68,7 +51,7 @@ def refuse_other_problems(run_dir: Path, name: str | None, problem_ids: Iterable
                 if ids
             )
             raise InputError(
-                f"arm {name or DEFAULT!r} of {run_dir} would have other problems than arm "
+                f"arm {name or DEFAULT_ARM!r} of {run_dir} would have other problems than arm "
                 f"{other!r} ({len(wanted)} against {len(have)}; {shown}): the arms of a run "
                 "are the same problems; give the same benchmark, --only and --limit"
             )
