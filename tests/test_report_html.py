@@ -363,8 +363,8 @@ def test_page_renders_in_headless_chromium(tmp_path: Path):
     run = load_run(build_store(tmp_path / "a"))
     other = load_run(hostile_store(tmp_path / "b"))
     page = write_html([run, other], tmp_path / "html")
-    screenshot(page.as_uri(), tmp_path, "both")
-    assert (tmp_path / "both.png").stat().st_size > 20_000
+    screenshot(page.as_uri() + "#verdict=FAIL&solved=unsolved", tmp_path, "filtered")
+    assert (tmp_path / "filtered.png").stat().st_size > 20_000
 
     tags = dom(page.as_uri(), tmp_path, "both")
     text = tags.text  # type: ignore[attr-defined]
