@@ -4,6 +4,7 @@ a real SQLite store."""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -275,6 +276,10 @@ def test_arms_are_reported_side_by_side_and_never_pooled(
     assert doc["arm"] == "default" and doc["pass_at_k"] == {"1": 1.0, "2": 1.0}
     assert doc["arms"]["weak"]["pass_at_k"] == {"1": 0.0, "2": 0.0}
     assert doc["arms"]["weak"]["produced_by"]["identity"]["model"] == "weak"
+    assert main(["report", str(out), "--csv", str(tmp_path / "arms.csv")]) == 0
+    with (tmp_path / "arms.csv").open(newline="") as f:  # a block of rows per arm
+        totals = {r["run"]: r["OK"] for r in csv.DictReader(f) if r["category"] == "Total"}
+    assert totals == {str(out): "2", str(out / "arms" / "weak"): "0"}
 
     asked = stub_server.count()  # within an arm, a resume that would mix is refused
     assert _run(bench, out, stub_server, "--samples", "3", "--arm", "weak") == 2

@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
             for arm in runs[0].every_arm():
                 print_rounds(arm.path, "" if not runs[0].arms else f"arm {arm.arm}: ")
     if args.csv is not None:
-        write_category_csv(runs, args.csv)
+        # a block of rows per run, or per arm of one run (never pooled); `run` names it
+        write_category_csv(runs if len(runs) > 1 else runs[0].every_arm(), args.csv)
         say(f"wrote {args.csv}")
     if args.html is not None:
         # Imported here: matplotlib takes a while to load, and only the page needs it.
