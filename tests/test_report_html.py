@@ -404,6 +404,47 @@ def test_filters_and_anchors_in_headless_chromium(tmp_path: Path):
     assert shown(tags) == every and opened(tags) == ["problem-b"]
 
 
+# Plays a user: chooses a verdict and types a text, as the controls' input events report it.
+USER = """
+function use(name, value) {
+  var field = document.getElementById("f-" + name);
+  field.value = value;
+  field.dispatchEvent(new Event("input"));
+}
+use("verdict", "FAIL");
+use("text", "STATEMENT OF B");
+document.body.setAttribute("data-hash", location.hash);
+"""
+
+
+def sha256(script: str) -> str:
+    return base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+
+
+@chromium_needed
+def test_the_controls_filter_and_keep_the_view_in_the_url(tmp_path: Path):
+    """The page with a second script that uses the controls: refused by the page's policy,
+    then run in a copy whose policy allows it too."""
+    page = write_html([load_run(build_store(tmp_path / "run"))], tmp_path / "html")
+    own = f"'sha256-{sha256(filters.SCRIPT)}'"
+    injected = page.read_text().replace("</body>", f"<script>{USER}</script></body>")
+    assert own in injected
+    for name, text in (
+        ("injected", injected),
+        ("allowed", injected.replace(own, f"{own} 'sha256-{sha256(USER)}'")),
+    ):
+        (tmp_path / f"{name}.html").write_text(text)
+    # as markup that escaped escaping would be: the policy does not let it run (the page's
+    # own script does run)
+    tags = dom((tmp_path / "injected.html").as_uri(), tmp_path, "injected")
+    assert len(shown(tags)) == 5 and "data-hash" not in str(tags.starts)
+    assert '<span id="f-count">5 of 5 problems shown</span>' in tags.text  # type: ignore[attr-defined]
+    tags = dom((tmp_path / "allowed.html").as_uri(), tmp_path, "allowed")
+    assert shown(tags) == ["problem-b"]  # FAIL, and its statement holds the text
+    (body,) = [a for t, a in tags.starts if t == "body"]
+    assert body["data-hash"] == "#verdict=FAIL&text=STATEMENT+OF+B"
+
+
 @chromium_needed
 def test_arms_filter_in_headless_chromium(tmp_path: Path):
     page = write_html([load_run(arms_run(tmp_path / "run"))], tmp_path / "html").as_uri()
