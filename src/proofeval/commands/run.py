@@ -96,15 +96,20 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def arm_out(args: argparse.Namespace) -> Path:
+    """The directory of the arm asked for (RUN_DIR for the default one), once it is sure
+    that the arm's problems are those of the run's other arms."""
+    if args.arm or named_arms(args.out):
+        problems = load_benchmark(args.problems, selection(args)).problems
+        ids = [p.id for p in problems if p.prover in supported()]
+        refuse_other_problems(args.out, args.arm, ids)
+    return arm_dir(args.out, args.arm)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.agent and args.rounds:
         raise InputError("--agent and --rounds do not combine: an agent repairs by itself")
-    out = arm_dir(args.out, args.arm)
-    if args.arm or named_arms(args.out):
-        problems = load_benchmark(args.problems, selection(args)).problems
-        refuse_other_problems(
-            args.out, args.arm, [p.id for p in problems if p.prover in supported()]
-        )
+    out = arm_out(args)
     procedure = (
         agent_procedure(args) if args.agent else manifest.repair(args.rounds, args.repair_template)
     )
