@@ -86,6 +86,7 @@ class Tags(HTMLParser):
         self.starts: list[tuple[str, dict]] = []
         self.ends: list[str] = []
         self.scripts: list[str] = []
+        self.text = ""  # the page itself
         self._in_script = False
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
@@ -106,6 +107,7 @@ class Tags(HTMLParser):
 
 def parsed(page: str) -> Tags:
     tags = Tags()
+    tags.text = page
     tags.feed(page)
     return tags
 
@@ -337,10 +339,7 @@ def screenshot(url: str, tmp: Path, name: str) -> Image.Image:
 
 def dom(url: str, tmp: Path, name: str) -> Tags:
     """The DOM after the page's script ran (Chromium's --dump-dom)."""
-    text = chromium(url, tmp / f"profile-{name}", "--dump-dom").stdout
-    tags = parsed(text)
-    tags.text = text  # type: ignore[attr-defined]
-    return tags
+    return parsed(chromium(url, tmp / f"profile-{name}", "--dump-dom").stdout)
 
 
 def shown(tags: Tags) -> list[str]:
@@ -367,7 +366,7 @@ def test_page_renders_in_headless_chromium(tmp_path: Path):
     assert (tmp_path / "filtered.png").stat().st_size > 20_000
 
     tags = dom(page.as_uri(), tmp_path, "both")
-    text = tags.text  # type: ignore[attr-defined]
+    text = tags.text
     assert tags.count("table") == 3  # A and B side by side, then each run's paper table
     assert text.count('<img src="data:image/png;base64,') == 4  # curve, bars, verdicts of A, B
     for pid in ("a", "b", "c", "d", "e", "p&lt;b&gt;1&lt;/b&gt;"):
@@ -395,7 +394,7 @@ def test_filters_and_anchors_in_headless_chromium(tmp_path: Path):
     for n, (fragment, expected) in enumerate(views.items()):
         tags = dom(page + fragment, tmp_path, f"view{n}")
         assert shown(tags) == expected, fragment
-        text = tags.text  # type: ignore[attr-defined]
+        text = tags.text
         assert f'<span id="f-count">{len(expected)} of 5 problems shown</span>' in text
         hidden = [a for t, a in tags.starts if t == "section" and "hidden" in a]
         empty = [c for c in ("ab", "cde") if not {f"problem-{p}" for p in c} & set(expected)]
@@ -438,7 +437,7 @@ def test_the_controls_filter_and_keep_the_view_in_the_url(tmp_path: Path):
     # own script does run)
     tags = dom((tmp_path / "injected.html").as_uri(), tmp_path, "injected")
     assert len(shown(tags)) == 5 and "data-hash" not in str(tags.starts)
-    assert '<span id="f-count">5 of 5 problems shown</span>' in tags.text  # type: ignore[attr-defined]
+    assert '<span id="f-count">5 of 5 problems shown</span>' in tags.text
     tags = dom((tmp_path / "allowed.html").as_uri(), tmp_path, "allowed")
     assert shown(tags) == ["problem-b"]  # FAIL, and its statement holds the text
     (body,) = [a for t, a in tags.starts if t == "body"]
@@ -464,6 +463,6 @@ def test_an_agent_transcript_opens_in_headless_chromium(tmp_path: Path):
     # the model's and the tools' markup stayed text: one script, no element it tried to make
     assert tags.count("script") == 1 and tags.count("b") == 0
     assert tags.count("details") == 6  # per problem: itself, its model output, its transcript
-    text = tags.text  # type: ignore[attr-defined]
+    text = tags.text
     assert '&lt;script&gt;alert("t")&lt;/script&gt;' in text
     screenshot(page + "#transcript-p~A~0", tmp_path, "open")  # drawn, not blank
