@@ -60,7 +60,7 @@ def agent_store(run_dir: Path) -> Path:
                  "prompt_tokens": 10, "completion_tokens": 5}  # fmt: skip
         tool = {"id": "c1", "name": "check", "arguments": '{"proof": "<b>x</b>"}',
                 "result": {"verdict": "FAIL", "message": BREAKOUT}}  # fmt: skip
-        refused = {"id": "c2", "name": "rm</details>", "arguments": "{not json",
+        refused = {"id": "c2", "name": "rm</details>" + "z" * 5000, "arguments": "{not json",
                    "result": {"error": f"no tool {BREAKOUT}"}}  # fmt: skip
         store.record_agent_step("p", 0, "model", model, 0.25)
         store.record_agent_step("p", 0, "tool", tool, 0.5)
@@ -144,7 +144,7 @@ def test_agent_transcripts_are_shown_collapsed_and_escaped(tmp_path: Path):
     p = page[page.index('id="transcript-p~A~0"') : page.index('id="transcript-q~A~0"')]
     assert "Transcript: 1 model turns, 2 tool calls, 1 answered with an error" in p
     assert "calls check (c1)" in p and "tool check · c1 · 0.50 s" in p
-    assert "tool rm&lt;/details&gt; · c2" in p and "{not json" in p
+    assert "tool rm&lt;/details&gt;" + "z" * 188 + "... · c2" in p and "{not json" in p
     assert "5 completion tokens" in p
     assert "&quot;proof&quot;: &quot;&lt;b&gt;x&lt;/b&gt;&quot;" in p  # arguments, indented
     assert "Agent: 2 conversations, 3 tool calls" in page  # under the run's name

@@ -105,8 +105,10 @@ def _field(value: Any, key: str) -> Any:
     return value.get(key) if isinstance(value, dict) else None
 
 
-def _text(value: Any) -> str:
-    return "" if value is None else str(value)
+def _text(value: Any, limit: int = 200) -> str:
+    """A name or id the model chose, as a heading shows it (cut: it is not the content)."""
+    text = "" if value is None else str(value)
+    return text if len(text) <= limit else f"{text[:limit]}..."
 
 
 def _is_error(result: Any) -> bool:
