@@ -12,7 +12,7 @@ $(VENV)/.installed: pyproject.toml scripts/install-debian-packages scripts/insta
 	scripts/install-why3-coq-library
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e '.[dev,ray]'
+	$(VENV)/bin/pip install --quiet -e '.[dev,ray,inspect]'
 	$(VENV)/bin/python -c "from proofeval.provers.coq.audit import main; main()"
 	touch $@
 

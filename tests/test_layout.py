@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
     {"baselines", "agents"},
     {"commands"},
     {"cli", "api", "client", "__init__"},
+    {"integrations"},
 ]
 TOP_LEVEL_AT_MOST = 10
 
