@@ -101,7 +101,11 @@ def test_verdicts_through_the_service_equal_proofeval_check(
         counts[pid] += 1
         expected.append((row.verdict, row.stage, scratch_named(row.message)))
     by_id = {p["id"]: p for p in PROBLEMS}
-    with serving(hol_base) as service, CheckClient(service.url, TOKEN) as client:
+    # `check` runs a benchmark's headers as code: so must the service, to compare
+    with (
+        serving(hol_base, client_header_code=True) as service,
+        CheckClient(service.url, TOKEN) as client,
+    ):
         outcomes = client.check([item(by_id[pid], proof) for pid, proof, _ in ANSWERS])
     assert [(o.verdict, o.stage, scratch_named(o.message)) for o in outcomes] == expected
     assert {o.verdict.value for o in outcomes} == {"OK", "FAIL", "CHEATING", "TIMEOUT", "ERROR"}
@@ -215,7 +219,14 @@ def test_a_client_that_goes_away_cancels_its_pending_attempts(hol_base: WarmProc
 
 def test_health_and_metrics(hol_base: WarmProcess) -> None:
     with serving(hol_base) as s:
-        assert httpx.get(f"{s.url}/health").json() == {"status": "ready"}
+        deadline = time.monotonic() + 60
+        while (health := httpx.get(f"{s.url}/health").json())["status"] == "starting":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert (health["status"], health["contexts"]) == ("ready", {})
+        assert {p: v["status"] for p, v in health["provers"].items()} == dict.fromkeys(
+            BOTH, "ready"
+        )
         s.post({"items": [item(PROBLEMS[0], "ARITH_TAC"), item(PROBLEMS[0], "REWRITE_TAC[]")]})
         text = s.metrics()
     for line in (
@@ -242,6 +253,27 @@ def test_health_is_not_ready_when_a_prover_cannot_start(tmp_path: Path) -> None:
         # its attempts are ERRORs with the reason, never a lost request
         [out] = CheckClient(s.url, TOKEN).check([item(PROBLEMS[0], "ARITH_TAC")])
         assert out.verdict == Verdict.ERROR and "no-hol-light" in out.message
+
+
+@pytest.mark.coq
+def test_health_says_which_provers_and_contexts_are_ready(tmp_path: Path) -> None:
+    """--bench's contexts load as the service starts; /health is 503 until they have,
+    then says how each went (a header that does not load is its problems' ERROR, not the
+    service's failure)."""
+    by_id = {p["id"]: p for p in PROBLEMS}
+    bench = from_jsonl(tmp_path, [by_id["coq.add_0"], by_id["coq.broken"]])
+    with serving(None, provers=("coq",), bench=bench) as s:
+        deadline = time.monotonic() + 120
+        while (reply := httpx.get(f"{s.url}/health")).json()["status"] == "starting":
+            assert reply.status_code == 503 and time.monotonic() < deadline
+            time.sleep(0.2)
+        health = reply.json()
+        assert (reply.status_code, health["status"]) == (200, "ready"), health
+        assert health["provers"]["coq"]["status"] == "ready"
+        contexts = {c["problem"]: c for c in health["contexts"].values()}
+        assert contexts["coq.add_0"]["status"] == "ready"
+        assert contexts["coq.broken"]["status"] == "failed"
+        assert "NoSuchLibrary" in contexts["coq.broken"]["reason"]
 
 
 def test_load_64_concurrent_clients_every_attempt_answered_in_order(

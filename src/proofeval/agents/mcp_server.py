@@ -91,9 +91,10 @@ async def _wait_for_context(
     began = time.monotonic()
     while progress is not None and not progress.done.is_set():
         waited = time.monotonic() - began
-        what = "HOL Light's core and " if problem.prover == "hol-light" else ""
+        prover = warmup.provers.get(problem.prover)
+        first = f"starting {problem.prover}, then " if prover and not prover.done.is_set() else ""
         await mcp_context.report_progress(
-            round(waited, 1), None, f"loading {what}the context of {given}: {waited:.0f} s"
+            round(waited, 1), None, f"{first}loading the context of {given}: {waited:.0f} s"
         )
         await anyio.to_thread.run_sync(progress.done.wait, TICK)
 

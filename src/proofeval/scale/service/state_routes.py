@@ -127,7 +127,7 @@ def add_state_routes(
         except BudgetExceeded as exc:
             raise Refused(409, str(exc), "budget_spent") from None
         except InputError as exc:  # a closed session, a prover without states
-            raise Refused(409, str(exc), "refused") from None
+            raise Refused(409, str(exc), "conflict") from None
 
     @app.post("/states", **described(SessionIn, SessionReply))
     async def open_session(request: Request) -> dict:
