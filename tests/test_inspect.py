@@ -6,6 +6,8 @@ Light and one Coq goal with the proof-state tools, the model's tool calls script
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -167,3 +169,25 @@ def test_an_agent_proves_with_the_state_tools(checker: Checker, tmp_path: Path) 
     coq_results = tool_results(coq.messages)
     assert coq_results[1]["theorems"]  # Search found add_comm's kin in the context
     assert "refused" in coq_results[2]  # a state this session never made
+
+
+def test_inspect_finds_the_tasks_by_name() -> None:
+    """`inspect eval proofeval/<task>` resolves through the entry point, in a process
+    that has not imported proofeval's integrations; no prover is reached."""
+    code = """
+from importlib import resources
+from inspect_ai import eval
+demo = str(resources.files("proofeval") / "demo" / "problems.jsonl")
+for name, args in [("proofeval/demo", {"only": "no_such_problem"}),
+                   ("proofeval/minif2f_rocq", {"path": demo})]:
+    try:
+        eval(name, task_args=args, model="mockllm/model", display="none")
+    except Exception as exc:
+        print(type(exc).__name__, exc)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2, done.stderr
+    assert lines[0].startswith("InputError --only: 'no_such_problem' matches no problem")
+    assert lines[1].endswith("its problems are for coq, hol-light, not coq")

@@ -24,15 +24,9 @@ from proofeval.errors import CheckerError, InputError
 from proofeval.integrations.inspect_scorer import AGENT, PROBLEM, SUBMITTED
 from proofeval.integrations.verifier import default_verifier, problem_from
 from proofeval.model import Problem
+from proofeval.runs.agent import INSTRUCTIONS
 from proofeval.scale.sessions import States
 from proofeval.states import Budget
-
-SYSTEM = (
-    "You prove theorems with tools that run the real prover: start_state, apply_tactic, "
-    "goals and search_theorems explore proof states; check checks a whole proof; submit "
-    "gives your final answer (a proof, or a state whose steps prove the goal). Only the "
-    "submitted proof counts, and you can submit once."
-)
 
 
 class Box:
@@ -154,6 +148,8 @@ class Toolboxes:
             raise InputError("proof-state tools need a local Checker, not a service")
         with self._lock:
             if self._states is None or self._states.checker is not checker:
+                if self._states is not None:  # the default verifier changed: a new Checker
+                    self._states.close()
                 self._states = States(checker)
             session = self._states.session(self.limits.budget)
         return Box(AgentToolbox(problem, checker, session, self.run_dir, self.limits))
@@ -179,7 +175,7 @@ def prove_with_tools(
             lambda: boxes.open(problem_from(state.metadata[PROBLEM]))
         )
         state.store.set(AGENT, True)
-        state.messages.insert(0, ChatMessageSystem(content=SYSTEM))
+        state.messages.insert(0, ChatMessageSystem(content=INSTRUCTIONS.strip()))
         state.tools = state_tools(box)
         try:
             state = await generate(state, tool_calls="loop")
