@@ -26,11 +26,19 @@ from inspect_ai.model import (  # noqa: E402
     get_model,
 )
 
-from proofeval.integrations.inspect_tasks import demo  # noqa: E402
+from proofeval.generate.prompts import render  # noqa: E402
+from proofeval.integrations.inspect_tasks import (  # noqa: E402
+    demo,
+    minif2f_hol_light,
+    minif2f_rocq,
+    s2n_bignum,
+)
 from proofeval.integrations.verifier import use  # noqa: E402
+from proofeval.loaders import Selection, load_benchmark  # noqa: E402
 from proofeval.provers.hol_light.server import WarmProcess  # noqa: E402
 from proofeval.provers.interface import CheckSettings  # noqa: E402
 from proofeval.scale.api import Checker  # noqa: E402
+from tests.conftest import shared_data  # noqa: E402
 
 MODEL = "mockllm/model"
 # Each problem's statement (as its prompt shows it) and the answers the model gives it,
@@ -191,3 +199,26 @@ for name, args in [("proofeval/demo", {"only": "no_such_problem"}),
     assert len(lines) == 2, done.stderr
     assert lines[0].startswith("InputError --only: 'no_such_problem' matches no problem")
     assert lines[1].endswith("its problems are for coq, hol-light, not coq")
+
+
+def test_the_benchmark_tasks_read_through_proofevals_loaders(tmp_path: Path) -> None:
+    """Each named task's samples are its loader's problems with proofeval's prompts, the
+    reference proof left out; epochs=4 reduces to inspect's mean and pass@1, 2, 4."""
+    for make, data in [(minif2f_hol_light, "minif2f-hollight"), (minif2f_rocq, "minif2f-rocq")]:
+        path = shared_data(data)
+        task = make(path=str(path), limit=2, epochs=4)
+        problems = load_benchmark(path, Selection(limit=2)).problems
+        assert [s.id for s in task.dataset] == [p.id for p in problems]
+        assert [s.input for s in task.dataset] == [render(None, p) for p in problems]
+        assert all("reference" not in s.metadata["problem"] for s in task.dataset)
+        assert task.epochs == 4 and len(task.epochs_reducer) == 4
+    case = tmp_path / "bench" / "word_add_comm"
+    case.mkdir(parents=True)
+    (case / "setup.ml").write_text("")
+    (case / "query.txt").write_text("`!x y:int64. word_add x y = word_add y x`")
+    template = shared_data("s2n-bignum-bench", "prompt-basic.txt")
+    task = s2n_bignum(path=str(tmp_path / "bench"), template=str(template))
+    [sample] = task.dataset
+    assert sample.input.startswith("You are an expert in HOL Light.")  # the benchmark's own
+    assert "`!x y:int64. word_add x y = word_add y x`" in sample.input
+    assert "{query.txt}" not in sample.input
