@@ -238,7 +238,7 @@ let confined limits ~server_fd ~deadline ~limit body =
    the proof's wall time. Until the sibling starts, the steps wait in their pipe; a
    child that fills it waits, at most until [replay_at_latest] seconds of wall time
    have passed, when the sibling starts whatever the child spent. *)
-let replay_after = 0.01 and replay_at_latest = 0.2 and look_every = 0.002
+let replay_after = 0.03 and replay_at_latest = 0.2 and look_every = 0.002
 
 (* Whether [pid] has run [seconds] of CPU (the scheduler's count, in nanoseconds); true
    when it cannot be read, which only starts the sibling sooner. *)
