@@ -162,7 +162,8 @@ def test_an_agent_session_over_stdio(tmp_path: Path) -> None:
     assert "error" not in seen["first"] and len(seen["first"]["goals"]) == 1
     assert seen["done"]["solved"] is True
     assert seen["done"]["steps"] == [SWAP, "split.", "- exact HQ.", "- exact HP."]
-    assert any("add_0_r" in t for t in seen["search"]["theorems"])
+    assert any(t["name"].endswith("add_0_r") for t in seen["search"]["theorems"])
+    assert len(seen["search"]["theorems"]) <= 2 and isinstance(seen["search"]["more"], bool)
     assert seen["released"] == {"released": seen["intro"]["id"]}
     assert seen["submit_state"]["verdict"] == "OK"
     assert seen["submit_state"]["proof"] == "\n".join(seen["done"]["steps"])
@@ -298,12 +299,13 @@ def test_an_agent_proves_a_hol_light_problem_over_stdio(
     wrong = seen["wrong"]
     assert wrong["error"]["verdict"] == "FAIL" and wrong["id"] == seen["split"]["id"]
     assert seen["done"]["solved"] is True
-    assert any("MULT_CLAUSES" in t or "MULT_1" in t for t in seen["search"]["theorems"])
+    assert any(t["name"] in ("MULT_CLAUSES", "MULT_1") for t in seen["search"]["theorems"])
     assert seen["submit"]["verdict"] == "OK"  # the ordinary checker's, replay included
     assert seen["submit"]["proof"].startswith("(REPEAT GEN_TAC THEN STRIP_TAC)")
     assert "CONJ_TAC" in seen["submit"]["proof"]
     assert "refused" in seen["forged"]  # a state of one problem is no proof of another
-    assert seen["bad_term"]["theorems"] == [] and seen["bad_term"]["error"]["verdict"]
+    assert seen["bad_term"]["theorems"] == []
+    assert seen["bad_term"]["error"]["verdict"] in ("FAIL", "ERROR")
     results = RunStore(run).results()
     assert [(r.problem_id, r.verdict) for r in results] == [("hol.swap", Verdict.OK)]
     calls = [json.loads(line) for line in (run / "mcp-calls.jsonl").read_text().splitlines()]

@@ -126,7 +126,7 @@ class Tools:
         return {"released": state_id}
 
     def search_theorems(self, problem_id: str, pattern: str, limit: int = 20) -> dict:
-        found = self.session.search(
+        found = self.session.search_theorems(
             self._problem(problem_id), self._text("pattern", pattern), limit
         )
         return search_reply(found)
@@ -205,7 +205,8 @@ DESCRIPTIONS = {
     "state.",
     "release_state": "Release a state no longer needed (states count against a budget).",
     "search_theorems": "Search the problem's context for theorems matching a pattern "
-    "(HOL Light: a term such as `x + 0`, Coq: a Search pattern such as (_ + 0 = _)).",
+    "(HOL Light: a term such as `x + 0`, Coq: a Search pattern such as (_ + 0 = _)): each "
+    "theorem's name and statement, at most `limit` (up to 200), and whether more matched.",
     "submit": "Submit the final proof of a problem, as text or as a state_id whose steps are "
     "assembled into one proof; the ordinary checker's verdict counts and is recorded.",
 }

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from proofeval.model import Outcome, Verdict
 from proofeval.states import Feedback, State, StepError
+from proofeval.states.search import Found
 
 VerdictName = Literal[tuple(v.value for v in Verdict)]  # type: ignore[valid-type]
 
@@ -98,8 +99,17 @@ class StateReply(Reply):
     error: StepErrorBody | None = None
 
 
+class TheoremReply(Reply):
+    name: str
+    statement: str = Field(description="as the prover prints it, cut at 4,000 characters")
+
+
 class SearchReply(Reply):
-    theorems: list[str] = Field(description="theorems of the context that match")
+    """Theorems of the problem's context that match (states/search.py); with `error`,
+    the prover refused the pattern."""
+
+    theorems: list[TheoremReply]
+    more: bool = Field(description="the prover found others past the limit")
     error: StepErrorBody | None = None
 
 
@@ -134,10 +144,10 @@ def state_reply(result: State | StepError) -> dict:
     return result.as_dict()
 
 
-def search_reply(found: list[str] | StepError) -> dict:
+def search_reply(found: Found | StepError) -> dict:
     if isinstance(found, StepError):
-        return {"theorems": [], "error": found.as_dict()}
-    return {"theorems": found}
+        return {"theorems": [], "more": False, "error": found.as_dict()}
+    return found.as_json()
 
 
 # what each MCP tool answers (its output schema)

@@ -6,7 +6,7 @@ id as `state_id`.
     POST   /states                      {budget?}                     -> {session}
     POST   /states/{session}/start      {problem}                     -> state
     POST   /states/{session}/apply      {state_id, tactic, timeout?}  -> state (+ error)
-    POST   /states/{session}/search     {problem, pattern, limit?}    -> {theorems, error?}
+    POST   /states/{session}/search     {problem, pattern, limit?}    -> {theorems, more, error?}
     POST   /states/{session}/release    {state_id}                    -> {released}
     POST   /states/{session}/finish     {state_id}                    -> {verdict, ..., proof}
     DELETE /states/{session}                                          -> {closed}
@@ -158,7 +158,7 @@ def add_state_routes(
     async def search(sid: str, request: Request) -> Any:
         given: SearchIn = await body(request, SearchIn)
         session, problem = session_of(sid), problem_of(given.problem)
-        found = await run(lambda: session.search(problem, given.pattern, given.limit))
+        found = await run(lambda: session.search_theorems(problem, given.pattern, given.limit))
         return _json(search_reply(found))
 
     @app.post("/states/{sid}/release", **described(StateIn, ReleasedReply))
