@@ -1,26 +1,29 @@
 """proofeval's reward functions called exactly as the RL libraries call them, on real
 attempts checked by the real HOL Light and Coq.
 
-TRL and verl are not installed here: both pull in torch (and verl Ray, vLLM and more), too
-heavy for CI. So each test makes the library's own call, keyword for keyword, as read in
-its source:
-- TRL, trl/trainer/grpo_trainer.py, GRPOTrainer._calculate_rewards: the dataset's columns
-  other than prompt/completion/completion_ids become keyword lists, one item per
-  completion, plus `trainer_state`; then `reward_func(prompts=prompts,
-  completions=completions, completion_ids=completion_ids_list, **reward_kwargs)`, the
-  completions being strings (standard format) or lists of messages (conversational);
-  `reward_func.__name__` names the reward in TRL's logs.
-- verl, verl/workers/reward_manager/naive.py, NaiveRewardManager.__call__:
-  `self.compute_score(data_source=data_source, solution_str=response_str,
-  ground_truth=ground_truth, extra_info=extra_info)`, ground_truth from the row's
-  reward_model.ground_truth, and custom_reward_function's reward_kwargs bound as
-  keywords."""
+TRL and verl are not installed here: both pull in torch (TRL through accelerate; verl
+also Ray, tensordict, vLLM), too heavy for CI. So each test makes the library's own call,
+keyword for keyword, as read in its source:
+- TRL 1.16.0, trl/trainer/grpo_trainer.py, GRPOTrainer._calculate_rewards (lines
+  1584-1627): the dataset's columns other than prompt/completion/completion_ids become
+  keyword lists, one item per completion, plus `reward_kwargs["trainer_state"] =
+  self.state`; then `reward_func(prompts=prompts, completions=completions,
+  completion_ids=completion_ids_list, **reward_kwargs)`, the completions being strings
+  (standard format) or lists of messages (conversational).
+- verl 0.9.1, verl/experimental/reward_loop/reward_manager/naive.py: `compute_score(
+  data_source=data_source, solution_str=response_str, ground_truth=ground_truth,
+  extra_info=extra_info)` run in the event loop's thread pool (`run_in_executor`),
+  ground_truth from the row's reward_model.ground_truth, extra_info a dict verl adds
+  num_turns and rollout_reward_scores to; verl/trainer/ppo/reward.py binds
+  custom_reward_function.reward_kwargs as keywords (`_call_with_kwargs`). The legacy
+  verl/workers/reward_manager/naive.py makes the same call, in the caller's thread."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 import pytest
@@ -103,16 +106,21 @@ def test_trl_rows_that_name_a_benchmark_problem(checker: Checker) -> None:
 
 @pytest.mark.hol
 @pytest.mark.coq
-def test_verl_compute_score_as_the_naive_reward_manager_calls_it(checker: Checker) -> None:
+def test_verl_compute_score_as_the_reward_managers_call_it(checker: Checker) -> None:
     # custom_reward_function.reward_kwargs are bound as keywords before verl calls it.
     score = partial(compute_score, cheating=-1.0, timeout=30.0)
-    got = []
+
+    def call(i: int) -> float:
+        p, output, _ = ROWS[i]
+        truth = json.dumps(problem_fields(p)) if i % 2 else problem_fields(p)
+        extra = {"index": i, "num_turns": 2, "rollout_reward_scores": {}}
+        return score(data_source="proofeval/demo", solution_str=output, ground_truth=truth,
+                     extra_info=extra)  # fmt: skip
+
     with use(checker):  # the process's verifier, as in a verl worker
-        for i, (p, output, _) in enumerate(ROWS):
-            truth = json.dumps(problem_fields(p)) if i % 2 else problem_fields(p)
-            got.append(score(data_source="proofeval/demo", solution_str=output,
-                             ground_truth=truth, extra_info={"index": i}))  # fmt: skip
-    assert got == SHAPED
+        assert [call(i) for i in range(len(ROWS))] == SHAPED  # the legacy manager's loop
+        with ThreadPoolExecutor(4) as pool:  # verl 0.9's run_in_executor, rows at once
+            assert list(pool.map(call, range(len(ROWS)))) == SHAPED
 
 
 @pytest.mark.hol
