@@ -1,7 +1,8 @@
 """proofeval inside inspect_ai: real `eval()` runs of the embedded demo with inspect's
 `mockllm` model provider (no network; its outputs scripted here), checked by the real HOL
 Light and Coq; the log inspect writes holds proofeval's verdicts. An agent proves one HOL
-Light and one Coq goal with the proof-state tools, the model's tool calls scripted."""
+Light and one Coq goal with the proof-state tools, the model's tool calls scripted; an
+agent's checks are bounded and its calls logged, as MCP's are."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ import pytest
 
 inspect_ai = pytest.importorskip("inspect_ai")  # the `inspect` extra; `make install` has it
 
+from inspect_ai import Task  # noqa: E402
 from inspect_ai import eval as inspect_eval  # noqa: E402
+from inspect_ai.dataset import MemoryDataset  # noqa: E402
 from inspect_ai.log import EvalLog, read_eval_log  # noqa: E402
 from inspect_ai.model import (  # noqa: E402
     ChatMessage,
@@ -27,12 +30,16 @@ from inspect_ai.model import (  # noqa: E402
 )
 
 from proofeval.generate.prompts import render  # noqa: E402
+from proofeval.integrations.inspect_scorer import proof_checker  # noqa: E402
 from proofeval.integrations.inspect_tasks import (  # noqa: E402
     demo,
+    demo_problems,
     minif2f_hol_light,
     minif2f_rocq,
     s2n_bignum,
+    samples,
 )
+from proofeval.integrations.inspect_tools import prove_with_tools  # noqa: E402
 from proofeval.integrations.verifier import use  # noqa: E402
 from proofeval.loaders import Selection, load_benchmark  # noqa: E402
 from proofeval.provers.hol_light.server import WarmProcess  # noqa: E402
@@ -222,3 +229,40 @@ def test_the_benchmark_tasks_read_through_proofevals_loaders(tmp_path: Path) -> 
     assert sample.input.startswith("You are an expert in HOL Light.")  # the benchmark's own
     assert "`!x y:int64. word_add x y = word_add y x`" in sample.input
     assert "{query.txt}" not in sample.input
+
+
+BUDGET_STEPS = [
+    ("check", lambda last: {"proof": "intros P H. reflexivity."}),
+    ("check", lambda last: {"proof": "intros P H. exact H."}),
+    ("submit", lambda last: {"proof": "intros P H. exact H."}),
+]
+
+
+def budgeted(messages: list[ChatMessage], *_args: object) -> ModelOutput:
+    done = tool_results(messages)
+    if len(done) == len(BUDGET_STEPS):
+        return with_usage(ModelOutput.from_content(MODEL, "Out of checks."))
+    name, arguments = BUDGET_STEPS[len(done)]
+    return with_usage(ModelOutput.for_tool_call(MODEL, name, arguments({})))
+
+
+@pytest.mark.coq
+def test_an_agents_checks_are_bounded_and_logged(tmp_path: Path) -> None:
+    """One check allowed: the second check and the submit are refused (tool errors the
+    model sees), nothing is submitted, and every call is in the run's call log."""
+    problems = load_benchmark(demo_problems(), Selection(only=("coq-logic.impl_refl",)))
+    task = Task(dataset=MemoryDataset(samples(problems.problems)), scorer=proof_checker(),
+                solver=prove_with_tools(max_checks=1, out=str(tmp_path / "run")))  # fmt: skip
+    with Checker(CheckSettings(workers=1)) as coq_only, use(coq_only):
+        log = run(task, budgeted, tmp_path / "logs")
+    [sample] = log.samples or []
+    results = tool_results(sample.messages)
+    assert results[0]["verdict"] == "FAIL"
+    assert "budget of 1 checks is spent" in results[1]["refused"]
+    assert "budget of 1 checks is spent" in results[2]["refused"]
+    score = sample.scores["proof_checker"]
+    assert (score.value, score.metadata["verdict"]) == ("I", "FAIL")
+    assert score.explanation == "no proof submitted"
+    calls = [json.loads(line) for line in (tmp_path / "run" / "mcp-calls.jsonl").open()]
+    assert [c["tool"] for c in calls] == ["check", "check", "submit"]
+    assert "error" in calls[1]["result"] and "error" in calls[2]["result"]
