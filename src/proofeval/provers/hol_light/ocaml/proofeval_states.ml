@@ -104,10 +104,11 @@ let unquoted s =
 
 (* Each goal's fields: its text (print_goal's), its number of hypotheses, each one's label
    and term (in print_goal's order), and its conclusion, each term printed by HOL's
-   printer. The state's own records (encode) are read again as one goal per term (a "G"
-   record names the goal's label and term records), which show then prints one by one. *)
-let goal_fields g budget st =
-  let records = String.split_on_char '\n' (g.encode st) in
+   printer. The state's own records ([encoded], from encode) are read again as one goal
+   per term (a "G" record names the goal's label and term records), which show then
+   prints one by one. *)
+let goal_fields g budget encoded st =
+  let records = String.split_on_char '\n' encoded in
   let is_goal r = String.length r > 2 && String.sub r 0 2 = "G " in
   let goals, terms = List.partition is_goal records in
   let rec parts = function
@@ -137,7 +138,9 @@ let apply_body g budget prepared st () =
       let changed = g.snapshot () in
       let st', made = g.apply tac st in
       if changed () then [ "CHEATING"; "check"; "the tactic added axioms" ]
-      else "done" :: string_of_int made :: g.encode st' :: goal_fields g budget st')
+      else
+        let encoded = g.encode st' in
+        "done" :: string_of_int made :: encoded :: goal_fields g budget encoded st')
 
 let limits_of = Proofeval_server.limits_of
 
@@ -149,7 +152,7 @@ let start g hol table ~server_fd id text timeout memory_mb =
   | Ok term ->
       let st = g.start term in
       let budget = (limits_of timeout memory_mb).Proofeval_server.timeout in
-      (match goal_fields g budget st with
+      (match goal_fields g budget (g.encode st) st with
        | fields -> Hashtbl.replace table id st; "ok" :: string_of_int (g.count st) :: fields
        | exception (Failure why | Invalid_argument why) -> [ "error"; why ])
 
