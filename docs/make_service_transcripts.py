@@ -33,10 +33,10 @@ WALKS = [  # the problem, then each step on the state before, or on the state na
 
 
 def shown(data: Any, whole: bool = False) -> str:
-    """A reply as the transcript shows it: the structured goals (`proof`) only when
+    """A reply as the transcript shows it: the structured goals (`proof_state`) only when
     `whole`, else elided."""
-    if isinstance(data, dict) and "proof" in data and isinstance(data["proof"], dict):
-        data = data | ({} if whole else {"proof": "..."})
+    if isinstance(data, dict) and isinstance(data.get("proof_state"), dict):
+        data = data | ({} if whole else {"proof_state": "..."})
     return json.dumps(data, ensure_ascii=False)
 
 

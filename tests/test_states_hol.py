@@ -130,12 +130,12 @@ def test_goals_are_structured_from_the_goalstack(states: States) -> None:
         assert split.proof.messages == () and not split.proof.complete
         one = applied(session.apply(split, "ASM_ARITH_TAC"))
         assert one.proof.items[0].id == split.proof.items[1].id != split.proof.items[0].id
-        shown = one.as_dict()["proof"]
+        shown = one.as_dict()["proof_state"]
         assert shown["goals"][0]["hypotheses"] == [
             {"name": "lt", "type": "a < b"},
             {"name": "", "type": "b < 7"},
         ]
-        assert applied(session.apply(one, "ASM_ARITH_TAC")).as_dict()["proof"] == {
+        assert applied(session.apply(one, "ASM_ARITH_TAC")).as_dict()["proof_state"] == {
             "goals": [], "messages": [], "complete": True,
         }  # fmt: skip
 

@@ -79,10 +79,11 @@ class State:
 
     def as_dict(self) -> dict:
         """The state's JSON (docs/states.md): `goals` as texts and `solved`, as before,
-        and `proof`, the goals with their hypotheses (Goals.as_json)."""
+        and `proof_state`, the goals with their hypotheses (Goals.as_json): not `proof`,
+        which a finished path's reply gives as its text."""
         return {"id": self.id, "problem_id": self.problem_id, "goals": list(self.goals),
                 "solved": self.solved, "steps": [s.tactic for s in self.path],
-                "proof": self.proof.as_json()}  # fmt: skip
+                "proof_state": self.proof.as_json()}  # fmt: skip
 
 
 @dataclass(frozen=True)

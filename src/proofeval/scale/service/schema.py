@@ -95,7 +95,7 @@ class StateReply(Reply):
     goals: list[str] = Field(description="each goal as the prover shows it")
     solved: bool
     steps: list[str] = Field(description="the tactics from the statement to this state")
-    proof: GoalsReply | None = Field(default=None, description="the goals, structured")
+    proof_state: GoalsReply | None = Field(default=None, description="the goals, structured")
     error: StepErrorBody | None = None
 
 
