@@ -4,31 +4,23 @@ and results, and headless Chromium opens one from a link."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from proofeval.cli import main
-from tests.openai_stub import StubServer
-from tests.test_agent import HEADER, PROBLEMS, agent
+from tests import test_agent
+from tests.test_agent import PROBLEMS
 from tests.test_report_html import chromium_needed, dom, opened, parsed, screenshot
 
 pytestmark = pytest.mark.coq
 
+agent_run = test_agent.agent_run  # the run the page reports: tests/test_agent.py's fixture
+
 
 @pytest.fixture
-def page(stub_server: StubServer, tmp_path: Path) -> Path:
-    stub_server.converse_with(agent)
-    bench = tmp_path / "bench.jsonl"
-    rows = [{"id": pid, "prover": "coq", "category": "arith", "header": HEADER, "statement": s}
-            for pid, s in PROBLEMS.items()]  # fmt: skip
-    bench.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    run = tmp_path / "run"
-    args = ["run", str(bench), "--out", str(run), "--model", "stub", "--base-url",
-            stub_server.url, "--agent", "--max-tool-calls", "9", "--workers", "2"]  # fmt: skip
-    assert main(args) == 0
-    assert main(["report", str(run), "--html", str(tmp_path / "html")]) == 0
+def page(agent_run: Path, tmp_path: Path) -> Path:
+    assert main(["report", str(agent_run), "--html", str(tmp_path / "html")]) == 0
     return tmp_path / "html" / "index.html"
 
 
