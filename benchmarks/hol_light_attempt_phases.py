@@ -10,6 +10,7 @@ attempt's processes), and the CPU the warm process and everything it waited for 
   untyped       + typing (natively: compiling up to the type checker)
   fail, off     + compile and link (native), the attempt's child, its verdict, reaping
   fail, on      + the replaying sibling (FAIL_TAC: no kernel step)
+  rewrite       REWRITE_TAC[MULT_CLAUSES], off then on: a FAIL after kernel steps
   proof, off    + the proof (INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES])
   proof, on     + the replay of its kernel steps (the default)
 Then (part `mix`) CPU of a mix of quick FAILs and OKs (--ok-every: one OK in that
@@ -52,6 +53,8 @@ KINDS: dict[str, tuple[str, bool, str] | None] = {
     "untyped": ("1 + 1", True, "ERROR"),
     "fail, off": ('FAIL_TAC "stop"', False, "FAIL"),
     "fail, on": ('FAIL_TAC "stop"', True, "FAIL"),
+    "rewrite, off": (QUICK_FAIL, False, "FAIL"),  # the mix's FAIL: kernel steps, then FAIL
+    "rewrite, on": (QUICK_FAIL, True, "FAIL"),
     "proof, off": (PROOF, False, "OK"),
     "proof, on": (PROOF, True, "OK"),
 }
