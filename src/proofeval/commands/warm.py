@@ -22,7 +22,7 @@ def hol_core(
     if base is not None:
         yield base
         return
-    say("loading the HOL Light core (about 2-3 minutes)")
+    say("loading the HOL Light core in bytecode (1-5 minutes)")
     settings = CheckSettings(hol_dir=hol_dir, sandbox=sandbox, native="off")
     started = registry.start_shared("hol-light", settings)
     assert started is not None  # HOL Light's checkers share its core
