@@ -136,6 +136,15 @@ def test_a_model_the_endpoint_does_not_serve_is_refused_at_once(
     assert code == 2 and "model 'stubb' is not served there (stub, other-model)" in err
 
 
+def test_an_agent_run_asks_the_endpoint_first_too(bench: Path, tmp_path: Path, capsys) -> None:
+    with StubServer(models=["other-model"]) as server:
+        code = _run(bench, tmp_path / "run", server, "--agent")
+        assert server.count() == 0  # no conversation began
+    err = capsys.readouterr().err
+    assert code == 2 and "model 'stub' is not served there (other-model)" in err
+    assert "coqtop" not in err
+
+
 def test_retried_requests_are_counted_in_the_run_and_its_report(
     bench: Path, tmp_path: Path, capsys
 ) -> None:

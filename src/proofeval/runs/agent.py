@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from proofeval.files import write_jsonl_atomically
 from proofeval.generate.chat import ChatClient, ChatTurn, ToolCall
-from proofeval.generate.client import SamplingSettings
+from proofeval.generate.client import Generator, SamplingSettings
 from proofeval.generate.prompts import render
 from proofeval.generate.reply import MalformedReply
 from proofeval.loaders import Selection, load_benchmark
@@ -102,6 +102,8 @@ def run_agent(opts: AgentOptions, toolbox: Callable[[Problem], Toolbox]) -> int:
         done = {(a.problem_id, a.index) for a in store.attempts() if store.outcome(a)}
         todo = [(p, i) for p in problems for i in range(opts.sampling.samples)
                 if (p.id, i) not in done]  # fmt: skip
+        if todo:  # before any conversation starts a prover: a wrong endpoint at once
+            Generator(opts.sampling).preflight()
         conversation = _Conversation(opts, store, ChatClient(opts.sampling), toolbox)
         bar = tqdm(total=len(todo), unit="conversation", desc="agent", file=sys.stderr)
         with ThreadPoolExecutor(max(1, opts.sampling.concurrency)) as pool:
