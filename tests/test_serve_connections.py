@@ -152,7 +152,7 @@ def test_slow_clients_are_closed_while_health_and_an_honest_check_are_answered(
         attack = SlowClients(port, headers=40, bodies=80, deadline=40)
         time.sleep(0.5)
         start = time.monotonic()
-        assert httpx.get(f"{url}/health", timeout=5).json() == {"status": "ready"}
+        assert httpx.get(f"{url}/health", timeout=5).json()["status"] == "ready"
         health = time.monotonic() - start
         during = honest_check(url)
         still_open = len(attack.open())
