@@ -27,6 +27,7 @@ from proofeval.model import Stage, Verdict
 from proofeval.provers.hol_light.backend import assemble as hol_light_proof
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher
 from proofeval.provers.hol_light.states import HolLightStateFactory
+from proofeval.provers.interface import CheckSettings
 from proofeval.provers.states import Goals, Step, StepLimits
 from proofeval.scale.api import problem
 
@@ -123,7 +124,7 @@ def main() -> None:
         boot = time.perf_counter()
         base = started.start()
         print(f"HOL Light core ({opts.native=}) loaded in {time.perf_counter() - boot:.0f} s")
-        factory = HolLightStateFactory(base)
+        factory = HolLightStateFactory(base, CheckSettings().memory_mb)
         states = factory.open(problem("hol-light", STATEMENT))
         warm = warm_state(states)
         # A session that keeps stepping makes its heap its own, in huge pages, every 32

@@ -268,7 +268,7 @@ def test_a_session_cannot_reach_another_sessions_states(states: States, hol_base
             with pytest.raises(UnknownState):
                 call()
     # below the session: each session's process holds only its own states
-    factory = HolLightStateFactory(hol_base)
+    factory = HolLightStateFactory(hol_base, CheckSettings().memory_mb)
     one, two = factory.open(p), factory.open(p)
     try:
         one.start("secret")
@@ -301,7 +301,7 @@ def test_the_warm_heap_is_shared_in_huge_pages(hol_base: WarmProcess) -> None:
     assert said, "the booted process did not say how much of its heap it collapsed"
     if _huge_pages_available():  # the bytecode core's heap is some 380 MiB, native ~70 MiB
         assert int(said[0]) >= (10 if hol_base.launcher.native else 100), said
-    factory = HolLightStateFactory(hol_base)
+    factory = HolLightStateFactory(hol_base, CheckSettings().memory_mb)
     fresh = factory.open(problem("hol-light", STATEMENT))
     try:
         fresh.start("root")
@@ -365,3 +365,25 @@ def test_goals_sent_back_are_rebuilt_through_the_kernel(core: WarmProcess, forge
     expected = {"not a formula": "not a formula", "a record twice": "twice",
                 "a later record": "no earlier term"}.get(forged, "")  # fmt: skip
     assert expected in why
+
+
+def test_states_and_checks_share_one_load_of_a_header(hol_base: WarmProcess) -> None:
+    """A header loaded for proof states is the template the checker's workers fork (and
+    the other way round): loaded once, released when the last user lets it go. Two
+    problems of one header never take each other's goal in it."""
+    header = "let SHARED_PROBE = ARITH_RULE `1 + 1 = 2`;;\n"
+    p = problem("hol-light", STATEMENT, header=header)
+    twin = problem("hol-light", "`F`", header=header)
+    settings = CheckSettings(workers=1)
+    contexts = hol_base.launcher.contexts
+    key = (header, "", settings.memory_mb)
+    checker = Checker(settings, warm={"hol-light": hol_base})
+    with checker, States(checker) as states:
+        with states.session() as session:
+            session.start(p)
+        assert contexts.users(*key) == 1  # the states' factory keeps it for later sessions
+        proof = "REWRITE_TAC[ADD_CLAUSES; SHARED_PROBE]"
+        [ok, fail] = checker.check([(p, proof), (twin, proof)])
+        assert (ok.verdict, fail.verdict) == (Verdict.OK, Verdict.FAIL), (ok, fail)
+        assert contexts.users(*key) == 2  # the checker's lane forks the same template
+    assert contexts.users(*key) == 0  # both closed: the template with them

@@ -61,7 +61,7 @@ def _states(settings: CheckSettings, shared: SharedProcess | None) -> StateOpene
     base = core(shared)
     if base is None:
         raise InputError("HOL Light's proof states need its started core")
-    factory = HolLightStateFactory(base)
+    factory = HolLightStateFactory(base, settings.memory_mb)
     return StateOpener(factory.open, factory.close)
 
 

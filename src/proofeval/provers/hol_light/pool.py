@@ -10,6 +10,7 @@ registered in its template when first needed) or get a context of their own.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import deque
 from collections.abc import Iterable
@@ -38,18 +39,35 @@ class Slot:
     state: str = "new"  # new -> loading -> ready | failed
     template: WarmProcess | None = None
     failure: str = ""
-    goal_errors: dict[str, str] = field(default_factory=dict)
-    goals: set[str] = field(default_factory=set)  # problems whose goal the template knows
+    goal_errors: dict[str, str] = field(default_factory=dict)  # by goal_key
+    goals: set[str] = field(default_factory=set)  # the goal_keys the template knows
     generation: int = 0  # goals added to the template after it loaded; clones older lack them
     pending: deque[Job] = field(default_factory=deque)
     active: int = 0  # workers on this context
     holds: int = 0  # reasons to keep the template: unloaded children, unfinished attempts
+    shared: bool = False  # the template is the core's (loaded.py), not this checker's
     attempts_done: bool = False
 
     def label(self) -> str:
         ids = sorted(self.node.problems)
         first = ids[0] if ids else "a shared prefix"
         return f"context of {first}" + (f" (+{len(ids) - 1})" if len(ids) > 1 else "")
+
+
+def free(slot: Slot) -> None:
+    """Let the slot's template go: closed if it is this checker's, else given back."""
+    template, slot.template = slot.template, None
+    if template is not None and slot.shared:
+        template.launcher.contexts.release(template)
+    elif template is not None:
+        template.close()
+
+
+def goal_key(problem: Problem) -> str:
+    """A goal's name in a template: its problem's id and statement, so that checkers
+    sharing a template (loaded.py) never take one problem's goal for another's."""
+    named = f"{len(problem.id)}:{problem.id}{problem.statement}"
+    return hashlib.sha256(named.encode()).hexdigest()[:32]
 
 
 class Scheduler:
@@ -144,8 +162,7 @@ class Scheduler:
     def _release(self, slot: Slot) -> None:
         slot.holds -= 1
         if slot.holds == 0 and slot.parent is not None and slot.template is not None:
-            slot.template.close()  # frees its memory; nobody will clone it again
-            slot.template = None
+            free(slot)  # frees its memory; nobody here will clone it again
 
 
 class HolLightChecker:
@@ -165,7 +182,8 @@ class HolLightChecker:
         self.launcher: Launcher | None = None
         self.base: WarmProcess | None = base
         self._base_lock = threading.Lock()
-        self._templates: list[WarmProcess] = []
+        self._templates: list[WarmProcess] = []  # this checker's own
+        self._shared: list[Slot] = []  # slots holding one of the core's shared templates
         self._template_lock = threading.Lock()  # one request at a time on a template
         self._directories: set[Path] = set()  # where contexts load files from
 
@@ -200,6 +218,9 @@ class HolLightChecker:
         for template in self._templates:
             template.close()
         self._templates.clear()
+        for slot in self._shared:
+            free(slot)
+        self._shared.clear()
         if self.launcher is not None:
             self.launcher.close()
             self.launcher = None
@@ -279,33 +300,48 @@ class HolLightChecker:
                 scheduler.release(slot.parent)
 
     def _load(self, slot: Slot, scheduler: Scheduler) -> None:
-        if slot.parent is None:
-            source = self._base()
-        else:
-            if slot.parent.state == "failed":
-                slot.failure, slot.state = slot.parent.failure, "failed"
-                return
-            assert slot.parent.template is not None
-            source = slot.parent.template
+        if slot.parent is not None and slot.parent.state == "failed":
+            slot.failure, slot.state = slot.parent.failure, "failed"
+            return
         try:
-            with self._template_lock:
-                template = source.clone()
-            self._templates.append(template)
             if slot.node.remainder().strip():
                 self.on_event(f"loading the {slot.label()}")
-            contexts.load(slot.node, template, self.settings.memory_mb)
+            template = self._template(slot)
             with scheduler.cond:
                 problems = list(slot.node.problems.values())
             for problem in problems:
-                why = template.add_goal(problem.id, problem.statement, self._statement_limits)
+                key = goal_key(problem)
+                why = template.add_goal(key, problem.statement, self._statement_limits)
                 if why is not None:
-                    slot.goal_errors[problem.id] = why
-                slot.goals.add(problem.id)
+                    slot.goal_errors[key] = why
+                slot.goals.add(key)
         except CheckerError as exc:
             slot.failure, slot.state = str(exc), "failed"
             self.on_event(f"{slot.label()}: {exc}")
             return
         slot.template, slot.state = template, "ready"
+
+    def _template(self, slot: Slot) -> WarmProcess:
+        """A problem's whole header (on the bare core) is the core's shared template of
+        it (loaded.py), which proof states fork too; a shared prefix, or what a node adds
+        to its parent's, is loaded into a fork of this checker's own."""
+        node = slot.node
+        if node.problems and (slot.parent is None or slot.parent.node.text == ""):
+            base = self._base()
+            template = base.launcher.contexts.acquire(
+                base, node.text, node.directory, self.settings.memory_mb
+            )
+            slot.template, slot.shared = template, True
+            self._shared.append(slot)  # released at the end even if a goal fails
+            node.loaded = node.text
+            return template
+        source = self._base() if slot.parent is None else slot.parent.template
+        assert source is not None
+        with self._template_lock:
+            template = source.clone()
+        self._templates.append(template)
+        contexts.load(node, template, self.settings.memory_mb)
+        return template
 
     def _worker(self, scheduler: Scheduler, errors: list[BaseException]) -> None:
         current: Slot | None = None
@@ -335,20 +371,22 @@ class HolLightChecker:
 
     def _add_late_goal(self, slot: Slot, problem: Problem) -> None:
         """Register the goal of a problem adopted after its context loaded."""
+        key = goal_key(problem)
         with self._template_lock:
-            if slot.failure or slot.template is None or problem.id in slot.goals:
+            if slot.failure or slot.template is None or key in slot.goals:
                 return
             try:
-                why = slot.template.add_goal(problem.id, problem.statement, self._statement_limits)
+                why = slot.template.add_goal(key, problem.statement, self._statement_limits)
             except CheckerError as exc:  # this problem's attempts are ERRORs, not the run
                 why = str(exc)
             if why is not None:
-                slot.goal_errors[problem.id] = why
-            slot.goals.add(problem.id)
+                slot.goal_errors[key] = why
+            slot.goals.add(key)
             slot.generation += 1
 
     def _check_one(self, slot: Slot, own: WarmProcess | None, job: Job) -> WarmProcess | None:
-        refusal = slot.failure or slot.goal_errors.get(job.problem.id)
+        key = goal_key(job.problem)
+        refusal = slot.failure or slot.goal_errors.get(key)
         if refusal:
             prefix = "" if slot.failure else "the statement is unusable: "
             outcome = Outcome(Verdict.ERROR, Stage.PRECHECK, 0.0, prefix + refusal)
@@ -361,7 +399,7 @@ class HolLightChecker:
                     own = slot.template.clone()
             settings = self.settings
             outcome = own.check(
-                job.problem.id, job.attempt.proof, job.timeout, settings.memory_mb, settings.replay
+                key, job.attempt.proof, job.timeout, settings.memory_mb, settings.replay
             )
         except Exception as exc:  # whatever the prover side did, it is this attempt's ERROR
             if own is not None:

@@ -31,6 +31,7 @@ from proofeval.provers.hol_light.build import (
     hol_text,
     unlimited_stack,
 )
+from proofeval.provers.hol_light.loaded import LoadedContexts
 from proofeval.provers.hol_light.protocol import TOO_OLD, Connection, Phrase
 from proofeval.provers.sandbox import SCRATCH, bwrap_prefix, check_bwrap_works, stop
 
@@ -84,11 +85,13 @@ class WarmProcess:
         self.loaded_ids: frozenset[tuple[str, str]] = (
             parent.loaded_ids if parent else native.core_ids if native else frozenset()
         )
+        self._lock = threading.Lock()  # one request at a time: a template has many users
 
     def _request(self, fields: list[str], timeout: float) -> list[str]:
         """The reply to a request, never empty; CheckerError if there is none."""
         try:
-            reply = self.conn.request(fields, timeout)
+            with self._lock:
+                reply = self.conn.request(fields, timeout)
         except CheckerError as exc:
             tail = self.launcher.log_tail()
             raise CheckerError(f"{exc} (pid {self.conn.pid}; log: ...{tail})") from exc
@@ -396,6 +399,7 @@ class Launcher:
         self._proc: subprocess.Popen[bytes] | None = None
         self._base: WarmProcess | None = None
         self._counter = 0
+        self.contexts = LoadedContexts()  # headers loaded into forks of the base, shared
 
     def scratch_file(self, stem: str, text: str | bytes) -> Path:
         """A file the sandboxed processes can read (contexts are loaded from files)."""

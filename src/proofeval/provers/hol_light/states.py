@@ -27,11 +27,14 @@ def _slack(limits: StepLimits) -> float:
 
 
 class HolLightStateFactory:
-    """Loads each context once into a fork of the core (its template) and gives every
-    session its own fork of the template."""
+    """Gives every session its own fork of its problem's context: the core's template of
+    the header (loaded.py), loaded once and shared with the checker's workers."""
 
-    def __init__(self, base: WarmProcess) -> None:
+    def __init__(self, base: WarmProcess, memory_mb: int) -> None:
+        """`memory_mb`: the templates' memory bound, the checker's (so that both share
+        them); a step's memory is at most that."""
         self.base = base
+        self.memory_mb = memory_mb
         self._templates: dict[tuple[str, str], WarmProcess] = {}
         self._lock = threading.Lock()
 
@@ -42,22 +45,20 @@ class HolLightStateFactory:
         key = (problem.header, problem.directory)
         with self._lock:
             if key not in self._templates:
-                proc = self.base.clone()
-                if problem.header.strip():
-                    try:
-                        path = self.base.launcher.scratch_file("context", problem.header)
-                        proc.load(path, problem.directory)
-                        _own_huge_pages(proc)
-                    except BaseException:
-                        proc.close()
-                        raise
+                contexts = self.base.launcher.contexts
+                proc = contexts.acquire(self.base, *key, self.memory_mb)
+                try:
+                    _own_huge_pages(proc)
+                except BaseException:
+                    contexts.release(proc)
+                    raise
                 self._templates[key] = proc
             return self._templates[key]
 
     def close(self) -> None:
         with self._lock:
             for proc in self._templates.values():
-                proc.close()
+                proc.launcher.contexts.release(proc)
             self._templates.clear()
 
 
