@@ -130,14 +130,14 @@ module Proofeval_kernel_log = struct
   (* Theorems from before the attempt, by serial number: one OLD record each, its slot
      kept here. A serial beyond the numbered ones (a forged number) gets a record each
      time; the replay finds no such theorem. *)
-  let old_slots = ref [||]
+  let old_slots : (int, int) Hashtbl.t = Hashtbl.create 64
 
   let old_slot serial =
-    if Array.length !old_slots = 0 then old_slots := Array.make (Hashtbl.length olds + 1) 0;
-    if serial < 1 || serial >= Array.length !old_slots then record1 'O' (serial land max_int)
+    if serial < 1 || serial > Hashtbl.length olds then record1 'O' (serial land max_int)
     else
-      let k = !old_slots.(serial) in
-      if k > 0 then k else (let k = record1 'O' serial in !old_slots.(serial) <- k; k)
+      match Hashtbl.find_opt old_slots serial with
+      | Some k -> k
+      | None -> let k = record1 'O' serial in Hashtbl.replace old_slots serial k; k
 
   (* A premise's slot: its own, its OLD record's, or a FORGED record's (a value that only
      looks like a theorem carries no number: the replay stops there). *)
