@@ -302,6 +302,22 @@ def test_plots_are_png_or_nothing(tmp_path: Path):
     assert plots.verdict_bars(empty) is not None  # one attempt, unchecked
 
 
+def test_runs_side_by_side_each_have_their_colour(tmp_path: Path):
+    """Three or more runs (arms) in one plot are told apart: each run's bars are drawn
+    in a colour of its own, found among the picture's pixels."""
+    import io
+
+    import matplotlib.image
+
+    m = load_run(build_store(tmp_path / "run")).metrics
+    png = plots.category_bars([(name, m) for name in "ABCD"])
+    assert png is not None
+    pixels = matplotlib.image.imread(io.BytesIO(png), format="png")[:, :, :3]
+    seen = {tuple(round(255 * c) for c in px) for px in pixels.reshape(-1, 3)}
+    colours = [tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in plots.RUN_COLOURS[:4]]
+    assert len(set(colours)) == 4 and all(c in seen for c in colours)
+
+
 def chromium(url: str, profile: Path, *mode: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [

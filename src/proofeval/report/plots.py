@@ -29,7 +29,10 @@ VERDICT_COLOURS = {
     Verdict.CHEATING: "#7a1f5c",
 }
 UNCHECKED_COLOUR = "#ced4da"
-RUN_COLOURS = ("#1f5fa8", "#e07b00")
+# One per run or arm side by side (after eight they repeat).
+RUN_COLOURS = (
+    "#1f5fa8", "#e07b00", "#2a9d8f", "#9b2c9b", "#6b8e23", "#8c564b", "#17becf", "#444444"
+)  # fmt: skip
 CATEGORY_COLOURS = ("#4c9f70", "#c8553d", "#8e6fb8", "#d4a017", "#3b8ea5", "#b5838d", "#6c757d")
 DPI = 144
 # Sized for the page: a half-width picture is shown at about 0.65 of its pixels.
@@ -57,6 +60,10 @@ def png_bytes(fig: Figure) -> bytes:
     return out.getvalue()
 
 
+def run_colour(i: int) -> str:
+    return RUN_COLOURS[i % len(RUN_COLOURS)]
+
+
 def style_axes(ax) -> None:
     ax.spines[["top", "right"]].set_visible(False)
     ax.grid(True, color="#e5e7eb", linewidth=0.8)
@@ -75,7 +82,7 @@ def pass_at_k_curve(runs: Runs) -> bytes | None:
         xs = list(m.ks)
         ys = [100 * m.overall.pass_at_k[k] for k in xs]
         name = "all problems" if len(runs) == 1 else label
-        ax.plot(xs, ys, marker="o", linewidth=2.4, color=RUN_COLOURS[i % 2], label=name, zorder=3)
+        ax.plot(xs, ys, marker="o", linewidth=2.4, color=run_colour(i), label=name, zorder=3)
     if len(runs) == 1:
         _category_curves(ax, runs[0][1])
     ax.set_xscale("log", base=2)
@@ -122,7 +129,7 @@ def category_bars(runs: Runs) -> bytes | None:
             means,
             height=height * 0.9,
             xerr=errors,
-            color=RUN_COLOURS[i % 2],
+            color=run_colour(i),
             error_kw={"ecolor": "#333", "capsize": 3, "linewidth": 1},
             label=label,
         )
