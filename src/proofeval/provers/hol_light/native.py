@@ -6,8 +6,10 @@ replay at the end, as the bytecode path loads them), parses it with HOL Light's 
 camlp5 syntax (pa_j.cmo, which exists only as bytecode: ocaml/proofeval_parse.ml is a
 small bytecode program around it) and compiles the parse tree with ocamlopt, then links
 it with the checker into one executable that serves like the bytecode toplevel (see
-ocaml/proofeval_native.ml). A context is inlined and parsed the same way, compiled into
-a plugin and cached by content hash, so a second run compiles nothing.
+ocaml/proofeval_native.ml), with a table of the core's values with which an answer
+that applies only those is evaluated, uncompiled (values.py, ocaml/proofeval_eval.ml).
+A context is inlined and parsed the same way, compiled into a plugin and cached by
+content hash, so a second run compiles nothing.
 
 Everything is built in the cache, by content hash; `NativeUnavailable` says why a HOL
 Light cannot be built, and the bytecode path is used instead.
@@ -37,11 +39,13 @@ from proofeval.provers.hol_light.build import (
 )
 from proofeval.provers.hol_light.protocol import decode_text
 from proofeval.provers.hol_light.sources import FileId, file_id
+from proofeval.provers.hol_light.values import values_module
 
 CORE = "proofeval_hol_core"
 CONTEXT_COMPILE_LIMIT = 3600.0  # seconds to parse, and to compile, one context
 PARSER = "proofeval_parse"
 EXECUTABLE = "proofeval-hol-native"
+VALUES = "proofeval_values.ml"  # generated: values.py
 SOURCES = (
     "proofeval_stubs.c",
     "proofeval_identity.ml",
@@ -54,12 +58,14 @@ SOURCES = (
     "proofeval_phrases.ml",
     "proofeval_tool_confinement.ml",
     "proofeval_compiler.ml",
+    "proofeval_tree.ml",
     "proofeval_warm_parser.ml",
     "proofeval_parse.ml",
     "proofeval_verdict.ml",
     "proofeval_server.ml",
     "proofeval_states.ml",
     "proofeval_native_slots.ml",
+    "proofeval_eval.ml",
     "proofeval_native.ml",
     "proofeval_native_main.ml",
 )
@@ -233,6 +239,7 @@ def _fingerprint(text: str, hol_dir: Path, src: Path) -> str:
     h.update((hol_dir / "pa_j.cmo").read_bytes())
     for name in (*SOURCES, ocaml_variant()):
         h.update(name.encode() + b"\0" + (src / name).read_bytes())
+    h.update(Path(__file__).with_name("values.py").read_bytes())  # writes a source
     version = subprocess.run(["ocamlopt", "-version"], capture_output=True, text=True)
     h.update(version.stdout.encode())
     return h.hexdigest()[:16]
@@ -292,24 +299,42 @@ def _compile_all(out: Path, src: Path, text: str, hol_dir: Path) -> None:
     build = NativeBuild(out, frozenset())
     _build_parser(out, hol_dir)
     _parse(build, text, f"{CORE}.ml", [], out, NativeUnavailable)
+    _run([*opt, "-w", "-a", "-c", f"{CORE}.ml"], out, "compiling HOL Light natively")
+    _write_values(build, opt, out)
     steps = [
-        ([*opt, "-w", "-a", "-c", f"{CORE}.ml"], "compiling HOL Light natively"),
         ([*opt, "-c", "proofeval_text.ml", "proofeval_verdict.ml", "proofeval_server.ml",
-          "proofeval_states.ml",
-          "proofeval_native_slots.ml", "proofeval_tool_confinement.ml", "proofeval_native.ml",
+          "proofeval_states.ml", "proofeval_native_slots.ml", "proofeval_eval.ml",
+          "proofeval_tool_confinement.ml", "proofeval_native.ml",
           "proofeval_native_main.ml"],
          "compiling the checker"),
+        ([*opt, "-w", "-a", "-c", VALUES], "compiling the table of the core's values"),
         ([*opt, "-linkpkg", "-linkall", "-o", EXECUTABLE, "proofeval_stubs.o",
           "proofeval_identity.cmx", *bignum, f"{CORE}.cmx", "proofeval_text.cmx",
           "proofeval_verdict.cmx", "proofeval_server.cmx",
-          "proofeval_states.cmx", "proofeval_native_slots.cmx",
-          "proofeval_tool_confinement.cmx", "proofeval_native.cmx",
-          "proofeval_native_main.cmx"],
+          "proofeval_states.cmx", "proofeval_native_slots.cmx", "proofeval_eval.cmx",
+          VALUES.replace(".ml", ".cmx"), "proofeval_tool_confinement.cmx",
+          "proofeval_native.cmx", "proofeval_native_main.cmx"],
          "linking the checker"),
     ]  # fmt: skip
     for cmd, what in steps:
         _run(cmd, out, what)
     (out / f"{CORE}.o").unlink()
+
+
+def _write_values(build: NativeBuild, opt: list[str], out: Path) -> None:
+    """The table of the core's values that answers may apply uncompiled (values.py),
+    from the core's interface, parsed with HOL Light's syntax (its names in capitals
+    are values) as the core was."""
+    (out / "core_interface.ml").write_text(f"include {CORE.capitalize()}\n")
+    try:
+        done = subprocess.run([*opt, "-i", "core_interface.ml"], cwd=out, capture_output=True,
+                              text=True)  # fmt: skip
+    except OSError as exc:
+        raise NativeUnavailable(f"the core's interface: cannot run {opt[0]}: {exc}") from None
+    if done.returncode != 0:
+        raise NativeUnavailable(f"the core's interface: {done.stderr[-600:]}")
+    _parse(build, values_module(done.stdout, CORE.capitalize()), VALUES, [], out,
+           NativeUnavailable)  # fmt: skip
 
 
 def _build_parser(out: Path, hol_dir: Path) -> None:
@@ -321,7 +346,7 @@ def _build_parser(out: Path, hol_dir: Path) -> None:
     quotes = [] if is_hol_light_3(hol_dir) else ["proofeval_quotes.ml"]
     names = [f"{COMPAT}.ml", *quotes, "proofeval_text.ml", "proofeval_deny.ml",
              "proofeval_phrases.ml", "proofeval_tool_confinement.ml", "proofeval_compiler.ml",
-             "proofeval_warm_parser.ml", "proofeval_parse.ml"]  # fmt: skip
+             "proofeval_tree.ml", "proofeval_warm_parser.ml", "proofeval_parse.ml"]  # fmt: skip
     for name in [*names, "proofeval_stubs.c"]:
         shutil.copy(out / name, parse / name)
     camlp5 = _package_dir("camlp5")

@@ -3,9 +3,11 @@
    (proofeval_warm_parser.ml), whose fork parses it with HOL Light's own parser, applies the
    same deny-list as the bytecode path, and compiles the checked parse tree with
    ocamlopt's passes (type-checking it against HOL Light and the loaded contexts) into
-   a plugin that the attempt's child links with Dynlink. That fork runs here, in the
-   sandbox, within the attempt's time (wall clock and CPU together) and memory, in a
-   scratch directory of its own that is removed however it ends.
+   a plugin that the attempt's child links with Dynlink; or, for an answer that only
+   applies the core's values to each other, sends back its tree, which the child
+   evaluates (proofeval_eval.ml) at a fraction of a compilation's cost. That fork runs
+   here, in the sandbox, within the attempt's time (wall clock and CPU together) and
+   memory, in a scratch directory of its own that is removed however it ends.
 
    A context arrives compiled (proofeval compiles contexts once and caches them): the
    warm process links it, which runs it, and later answers open it. *)
@@ -187,11 +189,11 @@ let split_reply s =
 
 (* One request to the warm parser: the reply of its fork, None if no fork took it (the
    warm parser died), or `Timeout once the fork's session is killed at the deadline. *)
-let request cfg budget dir kind =
+let request cfg budget dir kind ~tree =
   let fd = connect cfg in
   Fun.protect ~finally:(fun () -> Unix.close fd) @@ fun () ->
   let cpu = Printf.sprintf "%.3f" (budget.deadline -. Unix.gettimeofday ()) in
-  send fd [ dir; kind; cpu; string_of_int budget.memory_mb ];
+  send fd ([ dir; kind; cpu; string_of_int budget.memory_mb ] @ if tree then [ "tree" ] else []);
   Unix.shutdown fd Unix.SHUTDOWN_SEND;
   match read_output budget.deadline fd with
   | `Done s -> ( match split_reply s with Some _, reply -> `Reply (Some reply) | None, _ -> `Reply None)
@@ -206,12 +208,12 @@ let request cfg budget dir kind =
       `Timeout
 
 (* In [dir], which holds answer.txt: parse, deny-check, and compile it as a value of
-   [kind], in a fork of the warm parser, killed (with whatever it started) at the
-   deadline. *)
-let compile_in cfg budget dir kind =
+   [kind] (or, with [tree], give its tree where it has one: proofeval_eval.ml), in a
+   fork of the warm parser, killed (with whatever it started) at the deadline. *)
+let compile_in cfg budget dir kind ~tree =
   let reply =
-    match request cfg budget dir kind with
-    | `Reply None -> request cfg budget dir kind  (* a new warm parser takes it *)
+    match request cfg budget dir kind ~tree with
+    | `Reply None -> request cfg budget dir kind ~tree  (* a new warm parser takes it *)
     | first -> first
   in
   match reply with
@@ -220,6 +222,7 @@ let compile_in cfg budget dir kind =
   | `Reply (Some reply) -> (
       match decode reply with
       | [ "ok" ] -> `Plugin (Filename.concat dir "answer.cmxs")
+      | "tree" :: fields when tree -> `Tree fields
       | [ "untyped"; printed ] ->
           `Error ("does not type-check as a " ^ kind ^ ": " ^ one_line (compiler_reason printed))
       | [ "denied"; why ] -> `Denied why
@@ -230,14 +233,17 @@ let compile_in cfg budget dir kind =
 (* Parse, deny-check, and compile [text] as a value of [kind]: the plugin, or why not.
    Everything it writes lies in a directory of its own, removed whatever ended the
    tools; only a plugin stays, until the next compilation. *)
-let compile cfg budget kind text =
+let compile ?(tree = false) cfg budget kind text =
   remove_leftovers ();
   let dir = Filename.concat cfg.scratch (fresh "proofeval_compile") in
   Unix.mkdir dir 0o700;
   let oc = open_out_bin (Filename.concat dir "answer.txt") in
   output_string oc text;
   close_out oc;
-  match compile_in cfg budget dir kind with
+  match compile_in cfg budget dir kind ~tree with
+  | `Tree fields ->
+      remove_tree dir;
+      `Tree fields
   | `Plugin plugin ->
       Array.iter
         (fun f -> if f <> Filename.basename plugin then remove_tree (Filename.concat dir f))
@@ -263,6 +269,7 @@ let in_process cfg kind slot text =
   let budget = budget ~timeout:600. ~deadline:(Unix.gettimeofday () +. 600.) ~memory_mb:16384 in
   match compile cfg budget kind text with
   | `Plugin plugin -> link plugin slot
+  | `Tree _ -> `Error "internal: a tree where a plugin was asked for"
   | (`Denied _ | `Error _) as no -> no
 
 (* A compiled context: linking runs it; its module joins those answers open. *)
@@ -287,13 +294,25 @@ let split cfg path =
   | None, _ -> [ "error"; "0"; "the parser ran out of time" ]
   | _, printed -> [ "error"; "0"; "the parser failed: " ^ one_line printed ]
 
-let engine cfg ~tactic ~string : ('term, 'tac) Proofeval_server.engine =
+(* An answer that only applies the core's values is evaluated from its tree when
+   [interpret] type-checks it (proofeval_eval.ml); any other is compiled. *)
+let prepare_tactic cfg ~tactic ~interpret ~timeout ~deadline ~memory_mb text =
+  let budget = budget ~timeout ~deadline ~memory_mb in
+  let prepared = function
+    | `Plugin plugin -> `Later (fun () -> link plugin tactic)
+    | `Tree _ -> `Refused (`Error "internal: a tree where a plugin was asked for")
+    | (`Denied _ | `Error _) as no -> `Refused no
+  in
+  match compile ~tree:true cfg budget "tactic" text with
+  | `Tree fields -> (
+      match interpret fields with
+      | Some thunk -> `Later (fun () -> `Ok thunk)
+      | None -> prepared (compile cfg budget "tactic" text))
+  | other -> prepared other
+
+let engine cfg ~tactic ~interpret ~string : ('term, 'tac) Proofeval_server.engine =
   {
-    Proofeval_server.prepare_tactic =
-      (fun ~timeout ~deadline ~memory_mb text ->
-        match compile cfg (budget ~timeout ~deadline ~memory_mb) "tactic" text with
-        | `Plugin plugin -> `Later (fun () -> link plugin tactic)
-        | (`Denied _ | `Error _) as no -> `Refused no);
+    Proofeval_server.prepare_tactic = prepare_tactic cfg ~tactic ~interpret;
     trusted_string = in_process cfg "string" string;
     load;
     split = split cfg;

@@ -12,7 +12,7 @@ let () =
   in
   let engine =
     Proofeval_native.engine config ~tactic:Proofeval_native_slots.tactic
-      ~string:Proofeval_native_slots.string
+      ~interpret:Proofeval_eval.tactic ~string:Proofeval_native_slots.string
   in
   let hol =
     {

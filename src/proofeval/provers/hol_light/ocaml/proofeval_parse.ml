@@ -28,8 +28,8 @@ let assign_slot kind e =
     (Exp.apply (Exp.ident (lid ":="))
        [ (Asttypes.Nolabel, slot); (Asttypes.Nolabel, Exp.construct (lid "Some") (Some thunk)) ])
 
-(* The answer [text] as the structure that hands it, a value of [kind], to the checker;
-   or the reply that says why not. *)
+(* The answer [text] as an expression, and as the structure that hands it, a value of
+   [kind], to the checker; or the reply that says why not. *)
 let checked kind text =
   if not (List.mem kind [ "tactic"; "string" ]) then failwith ("unknown kind " ^ kind);
   match Proofeval_phrases.parse_expression text with
@@ -38,7 +38,7 @@ let checked kind text =
       (* a string is proofeval's own code; tactics and statements are checked *)
       match if kind = "string" then () else Proofeval_deny.check_allowed e with
       | exception Proofeval_deny.Denied why -> Error [ "denied"; why ]
-      | () -> Ok [ assign_slot kind e ])
+      | () -> Ok (e, [ assign_slot kind e ]))
 
 (* The toplevel lets a value keep a type that is not yet known ('_weak) until a later
    phrase fixes it; a compiled module may not, so a context with one would not compile.

@@ -5,11 +5,12 @@
    listening socket. Each connection is one answer, handled by a fork of this process
    that dies afterwards, so no answer sees what another left: the fork writes its pid
    (a line), reads the request (the framed fields: the answer's directory, which holds
-   answer.txt; its kind; the CPU seconds and MiB it may spend), confines itself as the
-   external tools were (its own session, limits, the compiler's system calls), parses,
-   deny-checks and compiles the answer into that directory, and writes the framed
-   reply: "ok" (answer.cmxs is there), "denied" why, "error" why, or "untyped" and what
-   the compiler said. The checker kills the fork's session at the attempt's deadline. *)
+   answer.txt; its kind; the CPU seconds and MiB it may spend; "tree" if its tree may
+   do), confines itself as the external tools were (its own session, limits, the
+   compiler's system calls), parses, deny-checks and compiles the answer into that
+   directory, and writes the framed reply: "ok" (answer.cmxs is there), "tree" and its
+   fields (proofeval_tree.ml), "denied" why, "error" why, or "untyped" and what the
+   compiler said. The checker kills the fork's session at the attempt's deadline. *)
 
 open Proofeval_text
 
@@ -40,27 +41,38 @@ let confine ~dir ~cpu ~memory_mb =
 
 let ocamlopt = lazy (Sys.getenv "PROOFEVAL_OCAMLOPT")
 
-let compiled ~checked ~dir ~name kind text =
+(* The checker reads at most 64 KiB of a reply (proofeval_native.ml's output_limit). *)
+let tree_limit = 60_000
+
+(* [tree]: an answer that only applies the core's values is sent back as its tree
+   ("tree" and the fields of proofeval_tree.ml), not compiled, if the tree fits. *)
+let compiled ~checked ~dir ~name ?(tree = false) kind text =
   match checked kind text with
   | Error reply -> reply
-  | Ok items -> (
-      let output = Filename.concat dir "output" in
-      match Proofeval_compiler.compile ~ocamlopt:(Lazy.force ocamlopt) ~output ~dir ~name ~text items with
-      | Ok _ -> [ "ok" ]
-      | Error printed -> [ "untyped"; printed ])
+  | Ok (e, items) -> (
+      let fields = if tree then Proofeval_tree.of_expression !Proofeval_compiler.environment e else None in
+      match Option.map (fun f -> "tree" :: f) fields with
+      | Some reply when String.length (encode reply) <= tree_limit -> reply
+      | _ -> (
+          let output = Filename.concat dir "output" in
+          match Proofeval_compiler.compile ~ocamlopt:(Lazy.force ocamlopt) ~output ~dir ~name ~text items with
+          | Ok _ -> [ "ok" ]
+          | Error printed -> [ "untyped"; printed ]))
 
 let work ~checked conn =
   let pid = string_of_int (Unix.getpid ()) ^ "\n" in
   write_all conn pid 0 (String.length pid);
-  let answer dir kind cpu memory_mb =
+  let answer ?tree dir kind cpu memory_mb =
     confine ~dir ~cpu:(float_of_string cpu) ~memory_mb:(int_of_string memory_mb);
-    compiled ~checked ~dir ~name:"Answer" kind (Proofeval_compiler.read_file "answer.txt")
+    compiled ~checked ~dir ~name:"Answer" ?tree kind (Proofeval_compiler.read_file "answer.txt")
   in
   let reply =
+    (* out of memory, or of stack on a deeply nested answer *)
+    let guarded f = try f () with exn -> [ "error"; one_line (Printexc.to_string exn) ] in
     match decode (read_to_end conn) with
-    | [ dir; kind; cpu; memory_mb ] -> (
-        (* out of memory, or of stack on a deeply nested answer *)
-        try answer dir kind cpu memory_mb with exn -> [ "error"; one_line (Printexc.to_string exn) ])
+    | [ dir; kind; cpu; memory_mb ] -> guarded (fun () -> answer dir kind cpu memory_mb)
+    | [ dir; kind; cpu; memory_mb; "tree" ] ->
+        guarded (fun () -> answer ~tree:true dir kind cpu memory_mb)
     | _ -> [ "error"; "no valid request" ]
     | exception exn -> [ "error"; one_line (Printexc.to_string exn) ]
   in
