@@ -17,6 +17,7 @@ from proofeval.api import Checker, problem
 from proofeval.errors import CheckerError
 from proofeval.model import Stage, Verdict
 from proofeval.provers.hol_light.backend import assemble as hol_light_proof
+from proofeval.provers.hol_light.loaded import contexts_of
 from proofeval.provers.hol_light.server import WarmProcess
 from proofeval.provers.hol_light.states import HolLightStateFactory
 from proofeval.provers.interface import CheckSettings
@@ -375,7 +376,7 @@ def test_states_and_checks_share_one_load_of_a_header(hol_base: WarmProcess) -> 
     p = problem("hol-light", STATEMENT, header=header)
     twin = problem("hol-light", "`F`", header=header)
     settings = CheckSettings(workers=1)
-    contexts = hol_base.launcher.contexts
+    contexts = contexts_of(hol_base)
     key = (header, "", settings.memory_mb)
     checker = Checker(settings, warm={"hol-light": hol_base})
     with checker, States(checker) as states:

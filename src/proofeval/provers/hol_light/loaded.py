@@ -6,11 +6,10 @@ a context for proof states checks in it at once, and holds it once in memory."""
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from proofeval.provers.hol_light.server import WarmProcess
+from proofeval.provers.hol_light.server import Launcher, WarmProcess
 
 Key = tuple[str, str, "int | None"]  # the header, its directory, the load's memory bound
 
@@ -71,6 +70,16 @@ class LoadedContexts:
         with self._cond:
             entry = self._entries.get((header, directory, memory_mb))
             return 0 if entry is None or entry.template is None else entry.users
+
+
+_shared: weakref.WeakKeyDictionary[Launcher, LoadedContexts] = weakref.WeakKeyDictionary()
+_shared_lock = threading.Lock()
+
+
+def contexts_of(proc: WarmProcess) -> LoadedContexts:
+    """The templates of the core `proc` was forked from (one per launcher: its sandbox)."""
+    with _shared_lock:
+        return _shared.setdefault(proc.launcher, LoadedContexts())
 
 
 def _load(core: WarmProcess, header: str, directory: str, memory_mb: int | None) -> WarmProcess:

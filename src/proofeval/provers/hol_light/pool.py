@@ -20,6 +20,7 @@ from pathlib import Path
 from proofeval.errors import CheckerError
 from proofeval.model import Outcome, Problem, Stage, Verdict
 from proofeval.provers.hol_light import contexts
+from proofeval.provers.hol_light.loaded import contexts_of
 from proofeval.provers.hol_light.server import STATEMENT_LIMITS, Launcher, WarmProcess, launcher
 from proofeval.provers.interface import (
     CheckSettings,
@@ -58,7 +59,7 @@ def free(slot: Slot) -> None:
     """Let the slot's template go: closed if it is this checker's, else given back."""
     template, slot.template = slot.template, None
     if template is not None and slot.shared:
-        template.launcher.contexts.release(template)
+        contexts_of(template).release(template)
     elif template is not None:
         template.close()
 
@@ -328,7 +329,7 @@ class HolLightChecker:
         node = slot.node
         if node.problems and (slot.parent is None or slot.parent.node.text == ""):
             base = self._base()
-            template = base.launcher.contexts.acquire(
+            template = contexts_of(base).acquire(
                 base, node.text, node.directory, self.settings.memory_mb
             )
             slot.template, slot.shared = template, True

@@ -31,7 +31,6 @@ from proofeval.provers.hol_light.build import (
     hol_text,
     unlimited_stack,
 )
-from proofeval.provers.hol_light.loaded import LoadedContexts
 from proofeval.provers.hol_light.protocol import TOO_OLD, Connection, Phrase
 from proofeval.provers.sandbox import SCRATCH, bwrap_prefix, check_bwrap_works, stop
 
@@ -399,7 +398,6 @@ class Launcher:
         self._proc: subprocess.Popen[bytes] | None = None
         self._base: WarmProcess | None = None
         self._counter = 0
-        self.contexts = LoadedContexts()  # headers loaded into forks of the base, shared
 
     def scratch_file(self, stem: str, text: str | bytes) -> Path:
         """A file the sandboxed processes can read (contexts are loaded from files)."""

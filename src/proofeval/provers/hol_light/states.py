@@ -14,6 +14,7 @@ import threading
 
 from proofeval.errors import CheckerError
 from proofeval.model import Outcome, Problem, Stage, Verdict
+from proofeval.provers.hol_light.loaded import contexts_of
 from proofeval.provers.hol_light.server import STATEMENT_LIMITS, WarmProcess
 from proofeval.provers.states import Goal, Goals, Hypothesis, Refused, StepLimits
 
@@ -45,7 +46,7 @@ class HolLightStateFactory:
         key = (problem.header, problem.directory)
         with self._lock:
             if key not in self._templates:
-                contexts = self.base.launcher.contexts
+                contexts = contexts_of(self.base)
                 proc = contexts.acquire(self.base, *key, self.memory_mb)
                 try:
                     _own_huge_pages(proc)
@@ -58,7 +59,7 @@ class HolLightStateFactory:
     def close(self) -> None:
         with self._lock:
             for proc in self._templates.values():
-                proc.launcher.contexts.release(proc)
+                contexts_of(proc).release(proc)
             self._templates.clear()
 
 
