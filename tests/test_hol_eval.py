@@ -34,6 +34,10 @@ ANSWERS = [
     "REWRITE_TAC ARITH_TAC",  # ill-typed: compiled, and refused by the compiler
     "REWRITE_TAC [ARITH_TAC]",
     "MAP_EVERY X_GEN_TAC [`m:num`] THEN ARITH_TAC",  # polymorphic: compiled
+    "ARITH_TAC ARITH_TAC",  # a tactic applied to a tactic: no tree type-checks
+    "CONJ_TAC (`x:bool`, `y:bool`)",
+    "EVERY [" * 300 + "ALL_TAC" + "]" * 300,  # deeper than a tree may be: compiled
+    "EVERY [" * 20 + "GEN_TAC; ARITH_TAC" + "]" * 20,
     "CHEAT_TAC",  # the deny-list, before any tree
     "ARITH_TAC THEN new_axiom `F`",
 ]
@@ -59,7 +63,7 @@ def _shown(outcome: Outcome) -> tuple[str, str]:
     return outcome.verdict.value, outcome.stage.value
 
 
-@pytest.mark.parametrize("answer", ANSWERS)
+@pytest.mark.parametrize("answer", ANSWERS, ids=[f"{i}:{a[:30]}" for i, a in enumerate(ANSWERS)])
 def test_native_verdicts_are_the_toplevels(
     both: tuple[WarmProcess, WarmProcess], answer: str
 ) -> None:
