@@ -469,3 +469,21 @@ def test_policy_official_s2n_bignum_bench_files():
     assert policy.for_problem(problem) == first["timeout_sec"]
     other = Problem(id="not.in.map", statement="`T`", category="bit_vector")
     assert policy.for_problem(other) == policy.per_category["bit_vector"]
+
+
+def test_build_names_a_missing_source_before_starting_hol_light(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """Loading the core takes minutes in bytecode: a source that is not there is said
+    first, in one line."""
+    from proofeval.cli import main
+    from proofeval.commands import build
+
+    def started(*_args, **_kw):
+        raise AssertionError("HOL Light was started for a build that cannot run")
+
+    monkeypatch.setattr(build, "hol_core", started)
+    missing = tmp_path / "Library" / "nope.ml"
+    code = main(["build", "hol-light", str(missing), "--out", str(tmp_path / "bench")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and f"no such file or directory: {missing}" in err

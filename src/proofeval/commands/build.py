@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from proofeval.builders.categories import OFFICIAL_RULES, load_rules
-from proofeval.builders.hol_light import BuildOptions, build
+from proofeval.builders.hol_light import BuildOptions, build, expand_sources
 from proofeval.commands import build_vcs
 from proofeval.commands.options import add_hol_light_option
 from proofeval.commands.warm import hol_core
@@ -107,6 +107,7 @@ def run(args: argparse.Namespace, base: SharedProcess | None = None) -> int:
         setup_files=not args.no_setup_files,
         merge_same_goal=args.merge_same_goal,
     )
+    expand_sources(opts.sources)  # a missing source is said before HOL Light starts
     with hol_core(args.hol_light, not args.no_sandbox, base) as core:
         report = build(opts, core)
     say(report.summary())
