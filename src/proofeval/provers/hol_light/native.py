@@ -201,9 +201,10 @@ def _run(
     what: str,
     error: type[Exception] = NativeUnavailable,
     timeout: float | None = None,
-) -> None:
-    """Run a build step (killed after `timeout` seconds); `error` says why it failed: the
-    compiler's reason where it gives one ("Error: ..."), else the end of what it printed."""
+) -> str:
+    """Run a build step (killed after `timeout` seconds): what it printed on its standard
+    output; `error` says why it failed: the compiler's reason where it gives one
+    ("Error: ..."), else the end of what it printed."""
     try:
         done = subprocess.run(
             cmd, cwd=cwd, capture_output=True, text=True, preexec_fn=unlimited_stack,
@@ -217,6 +218,7 @@ def _run(
         printed = " ".join((done.stdout + done.stderr).split())
         reason = printed.rsplit("Error: ", 1)[-1] if "Error: " in printed else printed[-600:]
         raise error(f"{what}: {reason}")
+    return done.stdout
 
 
 def _check_tools(hol_dir: Path) -> None:
@@ -326,15 +328,8 @@ def _write_values(build: NativeBuild, opt: list[str], out: Path) -> None:
     from the core's interface, parsed with HOL Light's syntax (its names in capitals
     are values) as the core was."""
     (out / "core_interface.ml").write_text(f"include {CORE.capitalize()}\n")
-    try:
-        done = subprocess.run([*opt, "-i", "core_interface.ml"], cwd=out, capture_output=True,
-                              text=True)  # fmt: skip
-    except OSError as exc:
-        raise NativeUnavailable(f"the core's interface: cannot run {opt[0]}: {exc}") from None
-    if done.returncode != 0:
-        raise NativeUnavailable(f"the core's interface: {done.stderr[-600:]}")
-    _parse(build, values_module(done.stdout, CORE.capitalize()), VALUES, [], out,
-           NativeUnavailable)  # fmt: skip
+    signature = _run([*opt, "-i", "core_interface.ml"], out, "the core's interface")
+    _parse(build, values_module(signature, CORE.capitalize()), VALUES, [], out, NativeUnavailable)
 
 
 def _build_parser(out: Path, hol_dir: Path) -> None:
