@@ -56,10 +56,15 @@ let within_ceiling memory_mb = min memory_mb !memory_ceiling
 (* A fresh secret per attempt: a frame without it is not a verdict, even if code
    running in the child found the channel. *)
 let fresh_nonce () =
-  let ic = open_in_bin "/dev/urandom" in
-  let raw = really_input_string ic 16 in
-  close_in ic;
-  String.concat "" (List.init 16 (fun i -> Printf.sprintf "%02x" (Char.code raw.[i])))
+  let fd = Unix.openfile "/dev/urandom" [ Unix.O_RDONLY; Unix.O_CLOEXEC ] 0 in
+  let raw = Bytes.create 16 in
+  (* unbuffered: a channel would draw 64 KiB of it for these 16 bytes *)
+  let rec fill at =
+    if at < 16 then
+      match Unix.read fd raw at (16 - at) with 0 -> failwith "/dev/urandom ended" | n -> fill (at + n)
+  in
+  Fun.protect ~finally:(fun () -> Unix.close fd) (fun () -> fill 0);
+  String.concat "" (List.init 16 (fun i -> Printf.sprintf "%02x" (Bytes.get_uint8 raw i)))
 
 let isolate_child limits server_fd =
   ignore (Unix.setsid ());
@@ -155,11 +160,6 @@ let all_own = 512 and any_own = 1
 let forks_between_collapses = 32
 let forks_since_collapse = ref 0
 
-let collapse_now_and_then () =
-  if !forks_since_collapse >= forks_between_collapses then (
-    forks_since_collapse := 0;
-    ignore (huge_pages any_own))
-
 (* [body] started in a confined child, with the descriptors [closing] closed there: its
    pid and the channel it answers on. *)
 let spawn limits ~server_fd ~closing body =
@@ -194,11 +194,14 @@ let finish (pid, rfd) =
 
 (* Children killed whose reaping waits until the reply is sent: an exit tears down the
    child's copy of the page tables before it can be reaped (2-8 ms for the bytecode
-   core), and a verdict that has all it needs does not wait for that. *)
+   core), and a verdict that has all it needs does not wait for that, nor does the next
+   request, mostly (see [reap_dismissed]). *)
 let dismissed : int list ref = ref []
 
+(* Each waited for: before the heap is collapsed (see [collapse_now_and_then]). After
+   other requests, only those that have ended are reaped, by [reap_orphans]. *)
 let reap_dismissed () =
-  List.iter (fun pid -> ignore (reap pid)) !dismissed;
+  List.iter (fun pid -> try ignore (reap pid) with Unix.Unix_error _ -> ()) !dismissed;
   dismissed := []
 
 (* Children nobody waits for: in the sandbox's first process, the clones (orphaned by
@@ -208,8 +211,17 @@ let reap_dismissed () =
    the loop (a context that loads unix.cma again has its own Unix_error). *)
 let rec reap_orphans () =
   match Unix.waitpid [ Unix.WNOHANG ] (-1) with
-  | pid, _ when pid > 0 -> reap_orphans ()
+  | pid, _ when pid > 0 ->
+      dismissed := List.filter (( <> ) pid) !dismissed;  (* its pid may be given again *)
+      reap_orphans ()
   | _ | (exception _) -> ()
+
+(* See [forks_between_collapses]. *)
+let collapse_now_and_then () =
+  if !forks_since_collapse >= forks_between_collapses then (
+    forks_since_collapse := 0;
+    reap_dismissed ();
+    ignore (huge_pages any_own))
 
 (* [verdict], given how [child] ended (waited for only if [verdict] asks); the child is
    killed either way. *)
@@ -521,7 +533,6 @@ let rec serve_on srv sock =
     | request ->
         (try handle srv sock request
          with exn -> send sock [ "error"; "request failed: " ^ one_line (Printexc.to_string exn) ]);
-        reap_dismissed ();
         reap_orphans ();
         collapse_now_and_then ();
         loop ()
