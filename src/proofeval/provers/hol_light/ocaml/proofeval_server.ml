@@ -199,9 +199,10 @@ let finish (pid, rfd) =
 let dismissed : int list ref = ref []
 
 (* Each waited for: before the heap is collapsed (see [collapse_now_and_then]). After
-   other requests, only those that have ended are reaped, by [reap_orphans]. *)
+   other requests, only those that have ended are reaped, by [reap_orphans]. Any
+   exception is ignored (see [kill_group]). *)
 let reap_dismissed () =
-  List.iter (fun pid -> try ignore (reap pid) with Unix.Unix_error _ -> ()) !dismissed;
+  List.iter (fun pid -> try ignore (reap pid) with _ -> ()) !dismissed;
   dismissed := []
 
 (* Children nobody waits for: in the sandbox's first process, the clones (orphaned by
