@@ -89,8 +89,9 @@ module Proofeval_replay = struct
   (* The terms made here, found by their parts: the table gives a place in a weak pool
      (it keeps no term alive) and the term's id, never given to another term, so parts
      named by id are the same values as long as the term found is alive (it holds them).
-     A place is freed only with its entry. *)
-  let pool_bits = 16
+     A place is freed only with its entry. The pool grows a chunk at a time: a small
+     replay fills a few pages of its first. *)
+  let pool_bits = 12
 
   type sharing = {
     parts : (int * int) Parts.t;  (* place, id *)
@@ -102,7 +103,7 @@ module Proofeval_replay = struct
   }
 
   let sharing () =
-    { parts = Parts.create 4096; pool = [||]; places = 0; freed = []; ids = 0; sweep_at = 4096 }
+    { parts = Parts.create 256; pool = [||]; places = 0; freed = []; ids = 0; sweep_at = 4096 }
 
   let pool_get sh i = Weak.get sh.pool.(i lsr pool_bits) (i land ((1 lsl pool_bits) - 1))
 
@@ -140,7 +141,7 @@ module Proofeval_replay = struct
         (t, sh.ids)
 
   let replay_input (inp : input) : thm =
-    let made = ref (Array.make 4096 Nothing) and last = ref 0 in
+    let made = ref (Array.make 256 Nothing) and last = ref 0 in
     let tydefs = Hashtbl.create 1 and result = ref None in
     let fresh i v =
       if i < 1 || i > !last + 1 then failwith (Printf.sprintf "record %d out of order" i)
@@ -259,15 +260,21 @@ module Proofeval_replay = struct
      before END. Refused steps are read on to their end, so that the child, writing
      beside its proof, is not stopped (its verdict decides whether the refusal counts). *)
   let replay_from (ic : in_channel) : thm =
-    (* The sibling allocates what each record makes, beside the
-       context's whole heap (hundreds of MiB for s2n-bignum) that every major cycle marks:
-       a larger minor heap and overhead make fewer cycles. Not the minor heap on OCaml 5,
+    (* The sibling allocates what each record makes, beside the context's whole heap
+       (hundreds of MiB for s2n-bignum) that every major cycle marks: once the steps are
+       long, a larger minor heap and overhead make fewer cycles. Not before (a new minor
+       heap costs a small replay half its time), and not the minor heap on OCaml 5,
        which reserves address space for the young heap of every possible domain: there
        (Debian 13's OCaml 5.3, bytecode) the resized sibling died of SIGSEGV. *)
     let ocaml_5 = String.get Sys.ocaml_version 0 >= '5' in
     let young = if ocaml_5 then (Gc.get ()).Gc.minor_heap_size else 1 lsl 20 in
-    Gc.set { (Gc.get ()) with Gc.minor_heap_size = young; Gc.space_overhead = 200 };
-    let inp = input (fun buf -> Stdlib.input ic buf 0 (Bytes.length buf)) in
+    let fills = ref 0 in
+    let fill buf =
+      incr fills;
+      if !fills = 16 then
+        Gc.set { (Gc.get ()) with Gc.minor_heap_size = young; Gc.space_overhead = 200 };
+      Stdlib.input ic buf 0 (Bytes.length buf) in
+    let inp = input fill in
     try replay_input inp with
     | Incomplete -> raise Incomplete
     | e ->
