@@ -27,20 +27,11 @@ let goal_text_limit = 20000
 let cut s =
   if String.length s <= goal_text_limit then s else String.sub s 0 goal_text_limit ^ "\n..."
 
-(* A step's child starts with an empty young heap big enough that a small tactic never
-   collects there: a collection would promote, and mark and sweep the major heap, writing
-   (and so copying) thousands of pages the child shares with this process. This process
-   keeps that young heap (set once, which costs a few ms) and empties it before each fork
-   (setting it in the child cost about 2 ms a step). Not on OCaml 5, which reserves
-   address space for the young heap of every possible domain (128 of them): 32 MiB
-   each would reserve 4 GiB, over the step's address-space limit before it starts. *)
-let child_young_words =
-  if Sys.ocaml_version.[0] >= '5' then (Gc.get ()).Gc.minor_heap_size else 4 * 1024 * 1024
-
-let room_for_the_child () =
-  if (Gc.get ()).Gc.minor_heap_size < child_young_words then
-    Gc.set { (Gc.get ()) with Gc.minor_heap_size = child_young_words };
-  Gc.minor ()
+(* A step's child starts with room in its young heap (see
+   [Proofeval_server.young_heap_for_children]) on either path: a step's child applies the
+   tactic through the toplevel or evaluates it, and collecting there cost about 2 ms a
+   step. *)
+let room_for_the_child () = Proofeval_server.young_heap_for_children ~natively:true
 
 let children_cpu () =
   let t = Unix.times () in
