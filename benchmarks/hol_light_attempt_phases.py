@@ -16,6 +16,8 @@ attempt's processes), and the CPU the warm process and everything it waited for 
   proof, on     + the replay of its kernel steps (the default)
 Then (part `mix`) CPU of a mix of quick FAILs and OKs (--ok-every: one OK in that
 many) with the replay on against off, on the same process.
+Then (part `series`, not by default) the wall time of the proof with the replay over
+each 32 checks of a new clone, which shows its first heap collapses.
 Then (part `cli`) the whole command, `proofeval check` with one worker and --attempts
 attempts: the cost of one more attempt, Python side included (the engine, the store,
 the framing), from the verdicts the run store holds as the command writes them (the
@@ -23,7 +25,7 @@ core's boot, which varies by seconds, is not in it); the Python side's share is 
 cost less the server's "each" of `proof, on`.
 
 Usage: python benchmarks/hol_light_attempt_phases.py [--round-trips 100]
-       [--attempts 2001] [--paths native,bytecode] [--parts phases,mix,cli]
+       [--attempts 2001] [--paths native,bytecode] [--parts phases,mix,series,cli]
 Run under nice; the bytecode core takes some 80 s to start, each path's cli part starts
 it once.
 """
@@ -177,6 +179,22 @@ def cli_rate(problems: Path, answers: Path, out: Path, native: str, attempts: in
     return (t1 - t0) / (n1 - n0)
 
 
+def series(launcher: Launcher, n: int) -> None:
+    """Mean wall time of the proof with the replay over each 32 checks of a new clone (a
+    warm process collapses its heap into huge pages every 32 forks)."""
+    proc = launcher.start().clone()
+    if proc.add_goal("g", GOAL) is not None:
+        raise RuntimeError("the goal does not parse")
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        one(proc, "proof, on")
+        times.append(time.perf_counter() - start)
+    means = (1000 * statistics.mean(times[i : i + 32]) for i in range(0, n, 32))
+    print(f"  a new clone, the proof with the replay, ms per check over each 32 of {n}:")
+    print("    " + " ".join(f"{m:.1f}" for m in means))
+
+
 def cli(native: str, attempts: int, server_each: float | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -199,7 +217,8 @@ def main() -> None:
     parser.add_argument("--mix", type=int, default=200, help="attempts per run of the mix")
     parser.add_argument("--ok-every", type=int, default=10)
     parser.add_argument("--paths", default="native,bytecode")
-    parser.add_argument("--parts", default="phases,mix,cli")
+    parser.add_argument("--parts", default="phases,mix,cli", help="of phases,mix,series,cli")
+    parser.add_argument("--series", type=int, default=384, help="checks of part series")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     for path in args.paths.split(","):
@@ -214,6 +233,12 @@ def main() -> None:
                     each = phases(proc, pid, args.round_trips)["proof, on"]["each"]
                 if "mix" in parts:
                     mix(proc, pid, args.mix, args.ok_every)
+            finally:
+                launcher.close()
+        if "series" in parts:
+            launcher = Launcher(native=build)
+            try:
+                series(launcher, args.series)
             finally:
                 launcher.close()
         if "cli" in parts:
