@@ -104,7 +104,7 @@ def warm(launcher: Launcher) -> tuple[WarmProcess, int]:
     pid = host_pid(launcher._proc.pid, proc.conn.pid)
     for kind in KINDS:  # the first of each warms what it uses
         one(proc, kind)
-    # bytecode: some 40 ms an OK in a new clone's first 32, 15 from about the 130th
+    # bytecode: some 48 ms an OK over a new clone's first 32, 15 from about the 160th
     for _ in range(WARM_UP):
         one(proc, "proof, on")
     return proc, pid
