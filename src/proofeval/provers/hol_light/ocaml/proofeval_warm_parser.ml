@@ -16,6 +16,7 @@ open Proofeval_text
 
 external die_with_parent : unit -> unit = "proofeval_die_with_parent"
 external forbid_inspection : unit -> unit = "proofeval_forbid_inspection"
+external huge_pages : int -> int = "proofeval_huge_pages"
 
 let read_to_end fd =
   let buf = Buffer.create 256 and chunk = Bytes.create 4096 in
@@ -76,7 +77,10 @@ let work ~checked conn =
     | _ -> [ "error"; "no valid request" ]
     | exception exn -> [ "error"; one_line (Printexc.to_string exn) ]
   in
-  send conn reply
+  send conn reply;
+  (* now, not at its exit: a process's files are closed only after its memory is torn
+     down, and the checker reads the reply to its end *)
+  Unix.close conn
 
 (* One answer of trusted text checked and compiled before the first fork, so that what
    the deny-list and the compiler set up on first use (the modules on disk, among
@@ -105,6 +109,9 @@ let serve ~checked ~include_dirs modules =
      possible domains: 1 GiB, over a small attempt's memory limit. *)
   Gc.compact ();
   if Sys.ocaml_version < "5" then Gc.set { (Gc.get ()) with Gc.minor_heap_size = 1 lsl 20 };
+  (* a fork copies one page-table entry per 2 MiB of it (see proofeval_stubs.c); this
+     process writes nothing between its forks, so nothing splits them again *)
+  ignore (huge_pages 512);
   Sys.set_signal Sys.sigchld Sys.Signal_ignore;  (* the forks are not waited for *)
   let rec loop () =
     match Unix.accept ~cloexec:true Unix.stdin with
