@@ -73,7 +73,7 @@ let children_cpu () =
 (* What a tool printed (the first [output_limit] bytes), until it and everything it
    started closed their output, or (what it had printed then) the deadline. *)
 let read_output deadline fd =
-  let buf = Buffer.create 1024 and chunk = Bytes.create 4096 in
+  let buf = Buffer.create 1024 and chunk = Proofeval_server.read_chunk in
   let rec loop () =
     let remaining = deadline -. Unix.gettimeofday () in
     if remaining <= 0. then `Timeout (Buffer.contents buf)

@@ -113,10 +113,16 @@ let replay_steps hol goal steps fd =
 
 let now = Unix.gettimeofday
 
+(* One buffer for every read. A new one each time went to the major heap (too big for the
+   young one), while a child forked from this process was alive: each such write splits
+   the huge page it lies in for good (see [forks_between_collapses]), and so natively most
+   of the heap was back in 4 KiB pages within 20 checks, each of them copied by every
+   fork and torn down by every exit. *)
+let read_chunk = Bytes.create 4096
+
 (* What [fd] sends into [buf] until its end (`Eof, all it sent), [deadline] (`Timeout:
    reading may go on into the same buffer), or more than [limit] bytes. *)
 let read_into buf ~limit deadline fd =
-  let chunk = Bytes.create 4096 in
   let rec loop () =
     let remaining = deadline -. now () in
     if remaining <= 0. then `Timeout
@@ -124,11 +130,11 @@ let read_into buf ~limit deadline fd =
       match Unix.select [ fd ] [] [] remaining with
       | [], _, _ -> loop ()
       | _ ->
-          let n = Unix.read fd chunk 0 (Bytes.length chunk) in
+          let n = Unix.read fd read_chunk 0 (Bytes.length read_chunk) in
           if n = 0 then `Eof (Buffer.contents buf)
           else if Buffer.length buf + n > limit then `Too_big
           else (
-            Buffer.add_subbytes buf chunk 0 n;
+            Buffer.add_subbytes buf read_chunk 0 n;
             loop ())
       | exception Unix.Unix_error (Unix.EINTR, _, _) -> loop ()
   in
@@ -256,11 +262,14 @@ let replay_after = 0.03 and replay_at_latest = 0.2 and look_every = 0.002
 (* Whether [pid] has run [seconds] of CPU (the scheduler's count, in nanoseconds); true
    when it cannot be read, which only starts the sibling sooner. *)
 let has_run pid seconds =
-  match open_in (Printf.sprintf "/proc/%d/schedstat" pid) with
+  let path = Printf.sprintf "/proc/%d/schedstat" pid in
+  match Unix.openfile path [ Unix.O_RDONLY; Unix.O_CLOEXEC ] 0 with
   | exception _ -> true
-  | ic -> (
-      let line = try input_line ic with _ -> "" in
-      close_in_noerr ic;
+  | fd -> (
+      (* not a channel, whose 64 KiB buffer hastens the major collector (see [read_chunk]) *)
+      let n = try Unix.read fd read_chunk 0 (Bytes.length read_chunk) with _ -> 0 in
+      Unix.close fd;
+      let line = Bytes.sub_string read_chunk 0 n in
       match int_of_string_opt (List.hd (String.split_on_char ' ' line)) with
       | Some ns -> float_of_int ns *. 1e-9 >= seconds
       | None -> true)
