@@ -231,9 +231,10 @@ value proofeval_confine_compiler(value unit)
    page-table entries and the child's exit tears them down again, some 10 ms each. Held
    in 2 MiB pages the same heap is some 200 entries, and a fork shares them as before
    (a page the child writes is split off and copied 4 KiB at a time). A 2 MiB stretch is
-   collapsed only when every page of it is present (none is added) and at least [own] of
-   its 512 pages are this process's alone: with 512, memory shared with another warm
-   process stays shared. The stretches are then marked not to be collapsed again, so the
+   collapsed when at least half of its pages are present (the collapse adds the others,
+   zeroed: the free parts of the collector's chunks, which else kept most of a native
+   core's heap in 4 KiB pages) and at least [own] of its 512 pages are this process's
+   alone: with 512, memory shared with another warm process stays shared. The stretches are then marked not to be collapsed again, so the
    kernel's background collapsing never unshares a fork's pages. Returns the MiB
    collapsed; 0 where the kernel has no MADV_COLLAPSE (before Linux 6.1) or huge pages
    are off. */
@@ -249,13 +250,13 @@ static int ours(int pagemap, unsigned long start, long own)
 {
   uint64_t entries[PAGE_ENTRIES];
   off_t at = (off_t)(start / 4096) * (off_t)sizeof entries[0];
-  long mine = 0;
+  long mine = 0, present = 0;
   if (pread(pagemap, entries, sizeof entries, at) != (ssize_t)sizeof entries) return 0;
   for (unsigned long i = 0; i < PAGE_ENTRIES; i++) {
-    if (!(entries[i] & PM_PRESENT)) return 0;
+    if (entries[i] & PM_PRESENT) present++;
     if (entries[i] & PM_EXCLUSIVE) mine++;
   }
-  return mine >= own;
+  return mine >= own && present >= PAGE_ENTRIES / 2;
 }
 
 /* The 2 MiB stretches of [a, b) that are ours, collapsed; bytes done. */
