@@ -18,6 +18,10 @@ Then (part `mix`) CPU of a mix of quick FAILs and OKs (--ok-every: one OK in tha
 many) with the replay on against off, on the same process.
 Then (part `series`, not by default) the wall time of the proof with the replay over
 each 32 checks of a new clone, which shows its first heap collapses.
+Then (part `ab`, not by default, with --base-sources) the same requests on two warm
+processes, one built from the ocaml directory of another checkout (the base) and one from
+this tree's, in alternating blocks of 5: runs here minutes apart differ by a third, so a
+change is measured against its base interleaved in one run, not in runs of its own.
 Then (part `cli`) the whole command, `proofeval check` with one worker and --attempts
 attempts: the cost of one more attempt, Python side included (the engine, the store,
 the framing), from the verdicts the run store holds as the command writes them (the
@@ -25,7 +29,8 @@ core's boot, which varies by seconds, is not in it); the Python side's share is 
 cost less the server's "each" of `proof, on`.
 
 Usage: python benchmarks/hol_light_attempt_phases.py [--round-trips 100]
-       [--attempts 2001] [--paths native,bytecode] [--parts phases,mix,series,cli]
+       [--attempts 2001] [--paths native,bytecode] [--parts phases,mix,series,ab,cli]
+       [--base-sources OTHER_CHECKOUT/src/proofeval/provers/hol_light/ocaml]
 Run under nice; the bytecode core takes some 80 s to start, each path's cli part starts
 it once.
 """
@@ -33,6 +38,7 @@ it once.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sqlite3
 import statistics
@@ -40,8 +46,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+from proofeval.provers.hol_light import build as hol_build
+from proofeval.provers.hol_light import native as hol_native
 from proofeval.provers.hol_light.native import native_build
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher, WarmProcess
 
@@ -195,6 +204,53 @@ def series(launcher: Launcher, n: int) -> None:
     print("    " + " ".join(f"{m:.1f}" for m in means))
 
 
+@contextlib.contextmanager
+def sources(directory: Path | None) -> Iterator[None]:
+    """Builds made meanwhile take their OCaml sources from `directory` (None: this tree's)."""
+    saved = hol_build._source_dir, hol_native._source_dir
+    if directory is not None:
+        hol_build._source_dir = hol_native._source_dir = lambda: directory
+    try:
+        yield
+    finally:
+        hol_build._source_dir, hol_native._source_dir = saved
+
+
+def started(path: str, directory: Path | None) -> tuple[Launcher, WarmProcess, int]:
+    with sources(directory):
+        launcher = Launcher(native=native_build(DEBIAN_HOL_LIGHT) if path == "native" else None)
+        return (launcher, *warm(launcher))
+
+
+def ab(path: str, base_sources: Path, n: int) -> None:
+    """Median wall and mean CPU per request of each kind, the base's against this tree's."""
+    sides: dict[str, tuple[Launcher, WarmProcess, int]] = {}
+    try:
+        sides["base"] = started(path, base_sources)
+        sides["this"] = started(path, None)
+        print(f"  {'request':<12} {'base: median':>14} {'CPU':>6} {'this: median':>14} {'CPU':>6}")
+        for kind in KINDS:
+            times: dict[str, list[float]] = {side: [] for side in sides}
+            cpu = dict.fromkeys(sides, 0.0)
+            for block in range(0, n, 5):
+                for side in sorted(sides, reverse=block % 10 == 5):  # each first in turn
+                    _, proc, pid = sides[side]
+                    before = cpu_seconds(pid)
+                    for _ in range(5):
+                        start = time.perf_counter()
+                        one(proc, kind)
+                        times[side].append(time.perf_counter() - start)
+                    cpu[side] += cpu_seconds(pid) - before
+            cells = (
+                f"{statistics.median(times[s]) * 1000:14.2f} {cpu[s] / len(times[s]) * 1000:6.2f}"
+                for s in ("base", "this")
+            )
+            print(f"  {kind:<12} " + " ".join(cells))
+    finally:
+        for launcher, _, _ in sides.values():
+            launcher.close()
+
+
 def cli(native: str, attempts: int, server_each: float | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -217,10 +273,14 @@ def main() -> None:
     parser.add_argument("--mix", type=int, default=200, help="attempts per run of the mix")
     parser.add_argument("--ok-every", type=int, default=10)
     parser.add_argument("--paths", default="native,bytecode")
-    parser.add_argument("--parts", default="phases,mix,cli", help="of phases,mix,series,cli")
+    parser.add_argument("--parts", default="phases,mix,cli", help="of phases,mix,series,ab,cli")
     parser.add_argument("--series", type=int, default=384, help="checks of part series")
+    parser.add_argument("--base-sources", type=Path, help="part ab: the base's ocaml directory")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
+    base = args.base_sources
+    if "ab" in parts and not (base and (base / "proofeval_server.ml").is_file()):
+        parser.error("part ab needs --base-sources, a directory holding proofeval_server.ml")
     for path in args.paths.split(","):
         print(f"{path}:", flush=True)
         build = native_build(DEBIAN_HOL_LIGHT) if path == "native" else None
@@ -241,6 +301,8 @@ def main() -> None:
                 series(launcher, args.series)
             finally:
                 launcher.close()
+        if "ab" in parts:
+            ab(path, args.base_sources, args.round_trips)
         if "cli" in parts:
             cli("on" if path == "native" else "off", args.attempts, each)
         sys.stdout.flush()
