@@ -234,10 +234,10 @@ value proofeval_confine_compiler(value unit)
    collapsed when at least half of its pages are present (the collapse adds the others,
    zeroed: the free parts of the collector's chunks, which else kept most of a native
    core's heap in 4 KiB pages) and at least [own] of its 512 pages are this process's
-   alone: with 512, memory shared with another warm process stays shared. The stretches are then marked not to be collapsed again, so the
-   kernel's background collapsing never unshares a fork's pages. Returns the MiB
-   collapsed; 0 where the kernel has no MADV_COLLAPSE (before Linux 6.1) or huge pages
-   are off. */
+   alone: with 512, memory shared with another warm process stays shared. The stretches
+   are then marked not to be collapsed again, so the kernel's background collapsing
+   never unshares a fork's pages. Returns the MiB collapsed; 0 where the kernel has no
+   MADV_COLLAPSE (before Linux 6.1) or huge pages are off. */
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
 #endif
