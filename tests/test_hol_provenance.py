@@ -310,6 +310,23 @@ def test_a_step_larger_than_the_writers_buffer_replays(core: WarmProcess) -> Non
     assert_ok_in_a_clone(core, "`x:num = x`", BIG_STEP, 30.0)
 
 
+# A term written before the log's caches grow (made anew, four times larger, after 512,
+# 2,048, 8,192 and 32,768 theorems) and named after: each growth drops the slots of the
+# terms the caches held, so the term is written again (the term `x + 0` once young, once
+# promoted by the allocation). A growth that kept an entry would name a freed slot.
+ACROSS_GROWTHS = (
+    "let t = `x + 0` in let a = REFL t in "
+    "for i = 1 to 8 do ignore (List.init 1000000 (fun i -> i)) done; "
+    "let b = REFL t in let r = REFL `x:num` in let th = ref r in "
+    "for i = 1 to 40000 do th := TRANS !th r done; "
+    "ACCEPT_TAC (TRANS (TRANS a b) (REFL t))"
+)
+
+
+def test_a_term_named_across_the_caches_growth_replays(core: WarmProcess) -> None:
+    assert_ok_in_a_clone(core, "`x + 0 = x + 0`", ACROSS_GROWTHS, 30.0)
+
+
 def test_replay_off_trusts_the_attempt_and_says_so(forging: WarmProcess) -> None:
     """--replay off: the child's OK stands (a forgery that only layer 6 catches passes),
     and its message says it was not replayed; on, the same attempt is CHEATING."""

@@ -262,116 +262,141 @@ let release () =
   done;
   dropped.size <- 0
 
-let finish_record () =
-  if waiting () > 0 then settle ();
-  release ();
-  if !used >= flush_at then send ()
-
 (* Terms already written, found by identity, in two caches. Neither can name a term
    that is not the one written: a term pushed out of either is never named again, and
    its slot is dropped.
 
-   A term in the minor heap is keyed by its address, held as an int: the cache does not
+   These caches, and those of types and sides below, are arrays indexed by address,
+   made small in the warm process and made anew four times larger each time an
+   attempt's child has written as many theorems as they have entries, up to their size
+   for a heavy proof: the child shares the arrays with the warm process, and its first
+   write to each of their pages copies that page (made at full size, they had a quick
+   FAIL's child copy some 130 pages, spread over them by address). *)
+let start_bits = 9  (* a page of ints; over 256 words, so made in the major heap *)
+let scale = ref start_bits
+let entries max_bits = 1 lsl min !scale max_bits
+
+(* A term in the minor heap is keyed by its address, held as an int: the cache does not
    keep it alive, so it is not promoted for the cache's sake (most die young). Its entry
    holds only until the next minor collection, which may move the term or give its
    address to another; the first lookup after one drops them all. *)
 external young_key : 'term -> int = "proofeval_young_key" [@@noalloc]
 external minor_collections : unit -> int = "proofeval_minor_collections" [@@noalloc]
 
-(* [k], a young key (the address halved), as an index of a cache of 2^bits entries *)
-let young_index bits k = (k lsr 2) land ((1 lsl bits) - 1)
+(* [k], a young key (the address halved), as an index of a cache of [size] entries *)
+let young_index size k = (k lsr 2) land (size - 1)
 
-let young_bits = 12
-let young_keys = Array.make (1 lsl young_bits) 0
-let young_slots = Array.make (1 lsl young_bits) 0
-let in_use = Array.make (1 lsl young_bits) 0  (* first [in_use_count]: entries in use *)
-let in_use_count = ref 0
-let young_epoch = ref (-1)
+(* [in_use]: the entries in use, its first [count] *)
+type young_terms =
+  { keys : int array; slots : int array; in_use : int array; mutable count : int;
+    mutable epoch : int }
 
-let young_entry k =
+let young_terms () =
+  let n = entries 12 in
+  { keys = Array.make n 0; slots = Array.make n 0; in_use = Array.make n 0; count = 0;
+    epoch = -1 }
+
+let young_terms_cache = ref (young_terms ())
+
+let forget_young c =
+  for j = 0 to c.count - 1 do
+    let i = c.in_use.(j) in
+    if c.slots.(i) > 0 then drop (-c.slots.(i));
+    c.keys.(i) <- 0
+  done;
+  c.count <- 0
+
+let young_entry c k =
   let m = minor_collections () in
-  if m <> !young_epoch then begin
-    for j = 0 to !in_use_count - 1 do
-      let i = in_use.(j) in
-      if young_slots.(i) > 0 then drop (-young_slots.(i));
-      young_keys.(i) <- 0
-    done;
-    in_use_count := 0;
-    young_epoch := m
-  end;
-  young_index young_bits k
+  if m <> c.epoch then (forget_young c; c.epoch <- m);
+  young_index (Array.length c.keys) k
 
 (* A term in the major heap: a direct-mapped cache that holds its term, so the slot
    stays valid; a term that moved (compaction) is only missed and written again. *)
-let cache_bits = 16
-let cache_keys : Obj.t array = Array.make (1 lsl cache_bits) (Obj.repr 0)
-let cache_slots = Array.make (1 lsl cache_bits) 0
+type old_terms = { term_keys : Obj.t array; term_slots : int array }
+
+let old_terms () =
+  let n = entries 16 in
+  { term_keys = Array.make n (Obj.repr 0); term_slots = Array.make n 0 }
+
+let old_terms_cache = ref (old_terms ())
 
 external store_key : Obj.t array -> int -> 'a -> unit = "proofeval_store_key" [@@noalloc]
 
 (* an address read as an int is not a valid int until shifted (which tags it) *)
-let index bits (v : 'a) = ((Obj.magic v : int) lsr 4) land ((1 lsl bits) - 1)
+let index size (v : 'a) = ((Obj.magic v : int) lsr 4) land (size - 1)
 
 let cached (t : 'term) =
   let k = young_key t in
   if k <> 0 then
-    let i = young_entry k in
-    if young_keys.(i) = k then young_slots.(i) else 0
+    let c = !young_terms_cache in
+    let i = young_entry c k in
+    if c.keys.(i) = k then c.slots.(i) else 0
   else
-    let i = index cache_bits t in
-    if cache_keys.(i) == Obj.repr t then cache_slots.(i) else 0
+    let c = !old_terms_cache in
+    let i = index (Array.length c.term_keys) t in
+    if c.term_keys.(i) == Obj.repr t then c.term_slots.(i) else 0
 
 (* [n] is -1 while [t]'s parts are being written (a term that contains itself). *)
 let remember (t : 'term) n =
   let k = young_key t in
   if k <> 0 then begin
-    let i = young_entry k in
-    let key = young_keys.(i) in
-    if key = 0 then (in_use.(!in_use_count) <- i; incr in_use_count)
-    else if key <> k && young_slots.(i) > 0 then drop (-young_slots.(i));
-    young_keys.(i) <- k;
-    young_slots.(i) <- n
+    let c = !young_terms_cache in
+    let i = young_entry c k in
+    let key = c.keys.(i) in
+    if key = 0 then (c.in_use.(c.count) <- i; c.count <- c.count + 1)
+    else if key <> k && c.slots.(i) > 0 then drop (-c.slots.(i));
+    c.keys.(i) <- k;
+    c.slots.(i) <- n
   end else begin
-    let i = index cache_bits t in
-    let evicted = cache_slots.(i) in
-    if evicted > 0 && cache_keys.(i) != Obj.repr t then drop (-evicted);
-    store_key cache_keys i t;
-    cache_slots.(i) <- n
+    let c = !old_terms_cache in
+    let i = index (Array.length c.term_keys) t in
+    let evicted = c.term_slots.(i) in
+    if evicted > 0 && c.term_keys.(i) != Obj.repr t then drop (-evicted);
+    store_key c.term_keys i t;
+    c.term_slots.(i) <- n
   end
 
 (* Types already written, by address: a type's slot is never freed, so an entry only
    spares the log a lookup by structure; a type that moved is only missed. A type in the
    minor heap is keyed by its address as an int, valid for the minor collection it was
    noted in: a key holding it would promote it, and most die young. *)
-let type_bits = 12
-let type_keys : Obj.t array = Array.make (1 lsl type_bits) (Obj.repr 0)
-let type_slots = Array.make (1 lsl type_bits) 0
-let young_type_keys = Array.make (1 lsl type_bits) 0
-let young_type_epochs = Array.make (1 lsl type_bits) (-1)
-let young_type_slots = Array.make (1 lsl type_bits) 0
+type types =
+  { old_keys : Obj.t array; old_slots : int array; young_keys : int array;
+    young_epochs : int array; young_slots : int array }
+
+let types () =
+  let n = entries 12 in
+  { old_keys = Array.make n (Obj.repr 0); old_slots = Array.make n 0;
+    young_keys = Array.make n 0; young_epochs = Array.make n (-1);
+    young_slots = Array.make n 0 }
+
+let types_cache = ref (types ())
 
 let type_cached (y : 'ty) =
+  let c = !types_cache in
   let k = young_key y in
   if k <> 0 then
-    let i = young_index type_bits k in
-    if young_type_keys.(i) = k && young_type_epochs.(i) = minor_collections () then
-      young_type_slots.(i)
+    let i = young_index (Array.length c.young_keys) k in
+    if c.young_keys.(i) = k && c.young_epochs.(i) = minor_collections () then
+      c.young_slots.(i)
     else 0
   else
-    let i = index type_bits y in
-    if type_keys.(i) == Obj.repr y then type_slots.(i) else 0
+    let i = index (Array.length c.old_keys) y in
+    if c.old_keys.(i) == Obj.repr y then c.old_slots.(i) else 0
 
 let remember_type (y : 'ty) n =
+  let c = !types_cache in
   let k = young_key y in
   if k <> 0 then begin
-    let i = young_index type_bits k in
-    young_type_keys.(i) <- k;
-    young_type_epochs.(i) <- minor_collections ();
-    young_type_slots.(i) <- n
+    let i = young_index (Array.length c.young_keys) k in
+    c.young_keys.(i) <- k;
+    c.young_epochs.(i) <- minor_collections ();
+    c.young_slots.(i) <- n
   end else begin
-    let i = index type_bits y in
-    store_key type_keys i y;
-    type_slots.(i) <- n
+    let i = index (Array.length c.old_keys) y in
+    store_key c.old_keys i y;
+    c.old_slots.(i) <- n
   end
 
 (* The sides of theorems made during the attempt: a theorem's conclusion (0), and an
@@ -384,30 +409,58 @@ let remember_type (y : 'ty) n =
    While the theorem's slot has not been freed since, the replay holds the theorem. The
    kernel makes sides in the minor heap: keyed by address, as the cache of young terms,
    an entry holds until the next minor collection, and costs no allocation. *)
-let side_bits = 12
-let side_keys = Array.make (1 lsl side_bits) 0
-let side_epochs = Array.make (1 lsl side_bits) (-1)
-let side_codes = Array.make (1 lsl side_bits) 0  (* 3 * slot + side *)
-let side_generations = Array.make (1 lsl side_bits) 0
+type sides =
+  { side_keys : int array; side_epochs : int array;
+    side_codes : int array;  (* 3 * slot + side *)
+    side_generations : int array }
+
+let sides () =
+  let n = entries 12 in
+  { side_keys = Array.make n 0; side_epochs = Array.make n (-1);
+    side_codes = Array.make n 0; side_generations = Array.make n 0 }
+
+let sides_cache = ref (sides ())
 
 let note_side (t : 'term) slot k =
   let key = young_key t in
   if key <> 0 then begin
-    let i = young_index side_bits key in
-    side_keys.(i) <- key;
-    side_epochs.(i) <- minor_collections ();
-    side_codes.(i) <- 3 * slot + k;
-    side_generations.(i) <- generation slot
+    let c = !sides_cache in
+    let i = young_index (Array.length c.side_keys) key in
+    c.side_keys.(i) <- key;
+    c.side_epochs.(i) <- minor_collections ();
+    c.side_codes.(i) <- 3 * slot + k;
+    c.side_generations.(i) <- generation slot
   end
 
 (* [t]'s theorem slot and side, as [3 * slot + side], or 0. *)
 let side_of (t : 'term) =
   let key = young_key t in
   if key = 0 then 0 else
-  let i = young_index side_bits key in
-  if side_keys.(i) = key && side_epochs.(i) = minor_collections ()
-     && side_generations.(i) = generation (side_codes.(i) / 3)
-  then side_codes.(i) else 0
+  let c = !sides_cache in
+  let i = young_index (Array.length c.side_keys) key in
+  if c.side_keys.(i) = key && c.side_epochs.(i) = minor_collections ()
+     && c.side_generations.(i) = generation (c.side_codes.(i) / 3)
+  then c.side_codes.(i) else 0
+
+(* Theorems written, and when the caches grow (see [start_bits]): between records, when
+   no term is half written, so that dropping their slots is as a minor collection's. *)
+let theorems = ref 0
+
+let grow_caches () =
+  scale := !scale + 2;
+  forget_young !young_terms_cache;
+  Array.iter (fun n -> if n > 0 then drop (-n)) !old_terms_cache.term_slots;
+  young_terms_cache := young_terms ();
+  old_terms_cache := old_terms ();
+  types_cache := types ();
+  sides_cache := sides ()
+
+let finish_record () =
+  if waiting () > 0 then settle ();
+  incr theorems;
+  if !theorems > 1 lsl !scale && !scale < 16 then grow_caches ();
+  release ();
+  if !used >= flush_at then send ()
 
 (* Writing stops being possible: the child ends, whatever the answer's code catches. *)
 let guarded f x = try f x with _ -> !broken (); raise Exit
