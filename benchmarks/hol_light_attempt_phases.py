@@ -15,7 +15,7 @@ attempt's processes), and the CPU the warm process and everything it waited for 
   proof, off    + the proof (INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES])
   proof, on     + the replay of its kernel steps (the default)
 Then (part `mix`) CPU of a mix of quick FAILs and OKs (--ok-every: one OK in that
-many) with the replay on against off, on the same process.
+many) with the replay on against off, on the same process, in alternating blocks.
 Then (part `series`, not by default) the wall time of the proof with the replay over
 each 32 checks of a new clone, which shows its first heap collapses.
 Then (part `ab`, not by default, with --base-sources) the same requests on two warm
@@ -131,24 +131,27 @@ def phases(proc: WarmProcess, pid: int, n: int) -> dict[str, dict[str, float]]:
 
 
 def mix(proc: WarmProcess, pid: int, n: int, ok_every: int) -> None:
-    """CPU of n attempts, one OK in ok_every and quick FAILs, replay on against off."""
+    """CPU of 2n attempts each way, one OK in ok_every and quick FAILs, replay on against
+    off, in alternating blocks (runs here minutes apart differ by a third)."""
 
-    def run(replay: bool) -> tuple[float, float]:
+    def run(replay: bool, count: int) -> tuple[float, float]:
         cpu, start = cpu_seconds(pid), time.perf_counter()
-        for i in range(n):
+        for i in range(count):
             ok = i % ok_every == 0
             outcome = proc.check("g", PROOF if ok else QUICK_FAIL, 60.0, 2048, replay)
             if outcome.verdict != ("OK" if ok else "FAIL"):
                 raise RuntimeError(f"mix: {outcome.verdict} ({outcome.message})")
         return cpu_seconds(pid) - cpu, time.perf_counter() - start
 
-    runs = {replay: [] for replay in (False, True)}
-    for _ in range(2):  # alternated, so that drift in the machine's load falls on both
-        for replay in (False, True):
-            runs[replay].append(run(replay))
-    off = [sum(x) for x in zip(*runs[False], strict=True)]
-    on = [sum(x) for x in zip(*runs[True], strict=True)]
-    print(f"  mix of {2 * n} attempts, 1 OK in {ok_every}, the rest {QUICK_FAIL} (FAIL):")
+    block = 5 * ok_every  # each block holds the mix's share of OKs exactly
+    totals = {replay: [0.0, 0.0] for replay in (False, True)}
+    for b in range(max(1, 2 * n // block)):
+        for replay in (False, True) if b % 2 == 0 else (True, False):  # each first in turn
+            for k, x in enumerate(run(replay, block)):
+                totals[replay][k] += x
+    off, on = totals[False], totals[True]
+    print(f"  mix of {2 * n} attempts, 1 OK in {ok_every}, the rest {QUICK_FAIL} (FAIL), "
+          f"in blocks of {block} alternately:")  # fmt: skip
     print(f"    CPU  replay off {off[0]:6.2f} s, on {on[0]:6.2f} s: {on[0] / off[0]:.2f}x"
           "  (target <= 1.30)")  # fmt: skip
     print(f"    wall replay off {off[1]:6.2f} s, on {on[1]:6.2f} s: {on[1] / off[1]:.2f}x")
