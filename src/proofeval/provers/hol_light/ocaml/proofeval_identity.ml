@@ -273,6 +273,8 @@ let release () =
    write to each of their pages copies that page (made at full size, they had a quick
    FAIL's child copy some 130 pages, spread over them by address). *)
 let start_bits = 9  (* a page of ints; over 256 words, so made in the major heap *)
+(* The largest sizes: of the old terms' cache, and of every other *)
+let old_terms_bits = 16 and cache_bits = 12
 let scale = ref start_bits
 let entries max_bits = 1 lsl min !scale max_bits
 
@@ -292,7 +294,7 @@ type young_terms =
     mutable epoch : int }
 
 let young_terms () =
-  let n = entries 12 in
+  let n = entries cache_bits in
   { keys = Array.make n 0; slots = Array.make n 0; in_use = Array.make n 0; count = 0;
     epoch = -1 }
 
@@ -316,7 +318,7 @@ let young_entry c k =
 type old_terms = { term_keys : Obj.t array; term_slots : int array }
 
 let old_terms () =
-  let n = entries 16 in
+  let n = entries old_terms_bits in
   { term_keys = Array.make n (Obj.repr 0); term_slots = Array.make n 0 }
 
 let old_terms_cache = ref (old_terms ())
@@ -366,7 +368,7 @@ type types =
     young_epochs : int array; young_slots : int array }
 
 let types () =
-  let n = entries 12 in
+  let n = entries cache_bits in
   { old_keys = Array.make n (Obj.repr 0); old_slots = Array.make n 0;
     young_keys = Array.make n 0; young_epochs = Array.make n (-1);
     young_slots = Array.make n 0 }
@@ -415,7 +417,7 @@ type sides =
     side_generations : int array }
 
 let sides () =
-  let n = entries 12 in
+  let n = entries cache_bits in
   { side_keys = Array.make n 0; side_epochs = Array.make n (-1);
     side_codes = Array.make n 0; side_generations = Array.make n 0 }
 
@@ -458,7 +460,7 @@ let grow_caches () =
 let finish_record () =
   if waiting () > 0 then settle ();
   incr theorems;
-  if !theorems > 1 lsl !scale && !scale < 16 then grow_caches ();
+  if !theorems > 1 lsl !scale && !scale < old_terms_bits then grow_caches ();
   release ();
   if !used >= flush_at then send ()
 

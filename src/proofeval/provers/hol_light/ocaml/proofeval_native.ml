@@ -73,22 +73,14 @@ let children_cpu () =
 (* What a tool printed (the first [output_limit] bytes), until it and everything it
    started closed their output, or (what it had printed then) the deadline. *)
 let read_output deadline fd =
-  let buf = Buffer.create 1024 and chunk = Proofeval_server.read_chunk in
-  let rec loop () =
-    let remaining = deadline -. Unix.gettimeofday () in
-    if remaining <= 0. then `Timeout (Buffer.contents buf)
-    else
-      match Unix.select [ fd ] [] [] remaining with
-      | [], _, _ -> loop ()
-      | _ ->
-          let n = Unix.read fd chunk 0 (Bytes.length chunk) in
-          if n = 0 then `Done (Buffer.contents buf)
-          else (
-            Buffer.add_subbytes buf chunk 0 (min n (output_limit - Buffer.length buf));
-            loop ())
-      | exception Unix.Unix_error (Unix.EINTR, _, _) -> loop ()
+  let buf = Buffer.create 1024 in
+  let take n =
+    let room = output_limit - Buffer.length buf in
+    Buffer.add_subbytes buf Proofeval_server.read_chunk 0 (min n room)
   in
-  loop ()
+  match Proofeval_server.read_chunks take deadline fd with
+  | `Eof -> `Done (Buffer.contents buf)
+  | `Timeout -> `Timeout (Buffer.contents buf)
 
 let rec wait_until deadline pid =
   match Unix.waitpid [ Unix.WNOHANG ] pid with

@@ -120,9 +120,9 @@ let now = Unix.gettimeofday
    fork and torn down by every exit. *)
 let read_chunk = Bytes.create 4096
 
-(* What [fd] sends into [buf] until its end (`Eof, all it sent), [deadline] (`Timeout:
-   reading may go on into the same buffer), or more than [limit] bytes. *)
-let read_into buf ~limit deadline fd =
+(* [fd] read into [read_chunk] until its end (`Eof) or [deadline] (`Timeout); [take n]
+   is given each read's [n] bytes as they arrive. *)
+let read_chunks take deadline fd =
   let rec loop () =
     let remaining = deadline -. now () in
     if remaining <= 0. then `Timeout
@@ -131,14 +131,23 @@ let read_into buf ~limit deadline fd =
       | [], _, _ -> loop ()
       | _ ->
           let n = Unix.read fd read_chunk 0 (Bytes.length read_chunk) in
-          if n = 0 then `Eof (Buffer.contents buf)
-          else if Buffer.length buf + n > limit then `Too_big
-          else (
-            Buffer.add_subbytes buf read_chunk 0 n;
-            loop ())
+          if n = 0 then `Eof else (take n; loop ())
       | exception Unix.Unix_error (Unix.EINTR, _, _) -> loop ()
   in
   loop ()
+
+(* What [fd] sends into [buf] until its end (`Eof, all it sent), [deadline] (`Timeout:
+   reading may go on into the same buffer), or more than [limit] bytes. *)
+let read_into buf ~limit deadline fd =
+  let exception Over in
+  let take n =
+    if Buffer.length buf + n > limit then raise Over;
+    Buffer.add_subbytes buf read_chunk 0 n
+  in
+  match read_chunks take deadline fd with
+  | `Eof -> `Eof (Buffer.contents buf)
+  | `Timeout -> `Timeout
+  | exception Over -> `Too_big
 
 let read_until_eof_or ~limit deadline fd = read_into (Buffer.create 256) ~limit deadline fd
 
