@@ -146,19 +146,7 @@ let put_gathered kind slot =
 let high = ref 0
 let free_slots = stack ()
 
-(* Each slot's generation: how many times it has been freed (written as freed). *)
-let generations = ref (Array.make 4096 0)
-
-let generation n = if n < Array.length !generations then Array.unsafe_get !generations n else 0
-
-let free_slot n =
-  if n >= Array.length !generations then begin
-    let bigger = Array.make (2 * n) 0 in
-    Array.blit !generations 0 bigger 0 (Array.length !generations);
-    generations := bigger
-  end;
-  !generations.(n) <- !generations.(n) + 1;
-  push free_slots n
+let free_slot n = push free_slots n
 
 let take () =
   let k = free_slots.size - 1 in
@@ -236,8 +224,10 @@ external dead_count : unit -> int = "proofeval_dead_count" [@@noalloc]
 external dead_slot : int -> int = "proofeval_dead_slot" [@@noalloc]
 external settled : int -> int -> unit = "proofeval_settled" [@@noalloc]
 
+(* Whether [th] is in the minor heap: then its slot is freed only after the next minor
+   collection. *)
 let watch_theorem (th : 'thm) (n : int) =
-  if not (watch_young th n) then watch_weakly (Obj.repr th) n
+  watch_young th n || (watch_weakly (Obj.repr th) n; false)
 
 (* Watching allocates, so a collection may note more meanwhile: counts are read again.
    Only after a theorem's record, as [release]. *)
@@ -402,27 +392,26 @@ let remember_type (y : 'ty) n =
   end
 
 (* The sides of theorems made during the attempt: a theorem's conclusion (0), and an
-   equation's left (1) and right (2) sides, by the theorem's slot and that slot's
-   generation when it was made. The kernel makes them as new values, two sides often of
-   the same parts (MK_COMB of a theorem with itself), which the replay's kernel makes as
-   its own values in its own theorem: a side named later is taken from that theorem
-   (record W), not rebuilt from its parts (a copy, or the other side, which the replay's
-   kernel would compare along every path with the value the child compares at once).
-   While the theorem's slot has not been freed since, the replay holds the theorem. The
-   kernel makes sides in the minor heap: keyed by address, as the cache of young terms,
-   an entry holds until the next minor collection, and costs no allocation. *)
+   equation's left (1) and right (2) sides, by the theorem's slot. The kernel makes them
+   as new values, two sides often of the same parts (MK_COMB of a theorem with itself),
+   which the replay's kernel makes as its own values in its own theorem: a side named
+   later is taken from that theorem (record W), not rebuilt from its parts (a copy, or
+   the other side, which the replay's kernel would compare along every path with the
+   value the child compares at once). Only the sides of a theorem in the minor heap are
+   noted, keyed by address as the cache of young terms, and an entry holds until the
+   next minor collection: until then the theorem's slot is not freed (see
+   [watch_theorem]), so the replay holds the theorem. No allocation. *)
 type sides =
   { side_keys : int array; side_epochs : int array;
-    side_codes : int array;  (* 3 * slot + side *)
-    side_generations : int array }
+    side_codes : int array  (* 3 * slot + side *) }
 
 let sides () =
   let n = entries cache_bits in
-  { side_keys = Array.make n 0; side_epochs = Array.make n (-1);
-    side_codes = Array.make n 0; side_generations = Array.make n 0 }
+  { side_keys = Array.make n 0; side_epochs = Array.make n (-1); side_codes = Array.make n 0 }
 
 let sides_cache = ref (sides ())
 
+(* Only for a theorem [watch_theorem] found in the minor heap, before any allocation. *)
 let note_side (t : 'term) slot k =
   let key = young_key t in
   if key <> 0 then begin
@@ -430,8 +419,7 @@ let note_side (t : 'term) slot k =
     let i = young_index (Array.length c.side_keys) key in
     c.side_keys.(i) <- key;
     c.side_epochs.(i) <- minor_collections ();
-    c.side_codes.(i) <- 3 * slot + k;
-    c.side_generations.(i) <- generation slot
+    c.side_codes.(i) <- 3 * slot + k
   end
 
 (* [t]'s theorem slot and side, as [3 * slot + side], or 0. *)
@@ -440,9 +428,8 @@ let side_of (t : 'term) =
   if key = 0 then 0 else
   let c = !sides_cache in
   let i = young_index (Array.length c.side_keys) key in
-  if c.side_keys.(i) = key && c.side_epochs.(i) = minor_collections ()
-     && c.side_generations.(i) = generation (c.side_codes.(i) / 3)
-  then c.side_codes.(i) else 0
+  if c.side_keys.(i) = key && c.side_epochs.(i) = minor_collections () then c.side_codes.(i)
+  else 0
 
 (* Theorems written, and when the caches grow (see [start_bits]): between records, when
    no term is half written, so that dropping their slots is as a minor collection's. *)

@@ -150,13 +150,14 @@ module Proofeval_kernel_log = struct
   (* [th], just made by the kernel and written as the record of slot [n] (the premises'
      and terms' slots it names are written before it), numbered. *)
   let numbered th n =
-    let c = Hol.concl th in
-    Identity.note_side c n 0;
-    (match c with
-     | Comb (Comb (Const ("=", _), l), r) -> Identity.note_side l n 1; Identity.note_side r n 2
-     | _ -> ());
     Identity.carry th n;
-    Identity.watch_theorem th n;
+    if Identity.watch_theorem th n then begin
+      let c = Hol.concl th in
+      Identity.note_side c n 0;
+      match c with
+      | Comb (Comb (Const ("=", _), l), r) -> Identity.note_side l n 1; Identity.note_side r n 2
+      | _ -> ()
+    end;
     Identity.finish_record ()
 
   (* [th] written as [rule] of no number, one or two. *)
@@ -231,7 +232,7 @@ module Proofeval_kernel_log = struct
           let n = Identity.take () in
           Identity.put 'P' n [tyname; abs_name; rep_name] [ia; first];
           Identity.carry th n;
-          Identity.watch_theorem th n in
+          ignore (Identity.watch_theorem th n) in
         write th1 1; write th2 0;
         Identity.finish_record ()) ()
     else if !noting then (note_old th1; note_old th2);
