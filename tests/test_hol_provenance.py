@@ -327,6 +327,22 @@ def test_a_term_named_across_the_caches_growth_replays(core: WarmProcess) -> Non
     assert_ok_in_a_clone(core, "`x + 0 = x + 0`", ACROSS_GROWTHS, 30.0)
 
 
+# Each theorem from before the attempt is written once, as an OLD record, and found again by
+# its serial in a table that grows (256 entries, kept under half full): these 300 make it
+# grow twice while the proof names them. A table that gave a serial another's slot would
+# replay a conjunction of other theorems.
+def test_theorems_from_before_the_attempt_keep_their_records(core: WarmProcess) -> None:
+    olds = "let refl_numerals = map (fun i -> REFL (mk_small_numeral i)) (0--299);;\n"
+    proc = with_context(core, olds)
+    try:
+        goal = " /\\ ".join(f"{i} = {i}" for i in range(300))
+        assert proc.add_goal("olds", f"`{goal}`") is None
+        out = proc.check("olds", "ACCEPT_TAC (end_itlist CONJ refl_numerals)", 60.0, 2048)
+    finally:
+        proc.close()
+    assert out.verdict == Verdict.OK, out
+
+
 def test_replay_off_trusts_the_attempt_and_says_so(forging: WarmProcess) -> None:
     """--replay off: the child's OK stands (a forgery that only layer 6 catches passes),
     and its message says it was not replayed; on, the same attempt is CHEATING."""

@@ -128,16 +128,36 @@ module Proofeval_kernel_log = struct
   let tm t = tm_at 0 t
 
   (* Theorems from before the attempt, by serial number: one OLD record each, its slot
-     kept here. A serial beyond the numbered ones (a forged number) gets a record each
-     time; the replay finds no such theorem. *)
-  let old_slots : (int, int) Hashtbl.t = Hashtbl.create 64
+     kept here (a table by open addressing, under half full, that hashes no value). A
+     serial beyond the numbered ones (a forged number) gets a record each time; the
+     replay finds no such theorem. *)
+  let old_serials = ref (Array.make 256 0) and old_slots = ref (Array.make 256 0)
+  let old_count = ref 0
+
+  let rec old_index serials serial i =
+    if serials.(i) = serial || serials.(i) = 0 then i
+    else old_index serials serial ((i + 1) land (Array.length serials - 1))
+
+  let find_old serial =
+    let serials = !old_serials in old_index serials serial (serial land (Array.length serials - 1))
+
+  let rec add_old serial k =
+    if 2 * (!old_count + 1) > Array.length !old_serials then begin
+      let serials = !old_serials and slots = !old_slots in
+      old_serials := Array.make (2 * Array.length serials) 0;
+      old_slots := Array.make (2 * Array.length serials) 0;
+      old_count := 0;
+      Array.iteri (fun i s -> if s > 0 then add_old s slots.(i)) serials
+    end;
+    let i = find_old serial in
+    !old_serials.(i) <- serial; !old_slots.(i) <- k; incr old_count
 
   let old_slot serial =
     if serial < 1 || serial > Hashtbl.length olds then record1 'O' (serial land max_int)
     else
-      match Hashtbl.find_opt old_slots serial with
-      | Some k -> k
-      | None -> let k = record1 'O' serial in Hashtbl.replace old_slots serial k; k
+      let i = find_old serial in
+      if !old_serials.(i) = serial then !old_slots.(i)
+      else (let k = record1 'O' serial in add_old serial k; k)
 
   (* A premise's slot: its own, its OLD record's, or a FORGED record's (a value that only
      looks like a theorem carries no number: the replay stops there). *)
