@@ -278,6 +278,20 @@ def test_a_term_written_twice_replays_as_one(core: WarmProcess) -> None:
     assert_ok_in_a_clone(core, "`x:num = x`", SHARED_TERM, 10.0)
 
 
+# The same, with 20,000 other terms written between the two uses: the replay's table of
+# terms by their parts grows and drops its dead several times meanwhile, and must keep
+# every entry whose term is alive.
+SHARED_ACROSS_GROWTH = SHARED_TERM.replace(
+    "let th = REFL t in ",
+    "let th = REFL t in let others = map (fun i -> REFL (mk_small_numeral i)) (0--19999) in ",
+).replace("ACCEPT_TAC", "if others = [] then NO_TAC else ACCEPT_TAC")
+
+
+def test_a_term_written_twice_replays_as_one_across_the_tables_growth(core: WarmProcess) -> None:
+    assert SHARED_ACROSS_GROWTH.count("others") == 2
+    assert_ok_in_a_clone(core, "`x:num = x`", SHARED_ACROSS_GROWTH, 20.0)
+
+
 # A term of 2^60 paths made by the kernel itself: each MK_COMB makes the two sides of its
 # theorem as two new values of the same parts. The child names a side of the theorem
 # (REFL of it, TRANS with it) and compares one value with itself at once; the replay must
@@ -455,6 +469,7 @@ P = BOOL + f"M 2 V {hexname('p')} 1\n"
         ),
         (encode(BOOL) + b"V\x02" + leb128(2**24 + 1) + b"p", "refused: record 2: a name too long"),
         (encode(P) + b"s\x03", "refused: no END record"),
+        (encode(P + "T 3 ASSUME 2\n") + b"E" + b"\xff" * 5, "refused: no END record"),
         (P + "T 3 ASSUME 2\nT 4 REFL 2\nF 4\nEND 3\n", "p|-p"),
         (P + "T 3 ASSUME 2\nF 3\nEND 3\n", "refused: record 5: no earlier theorem 3"),
         (P + "T 3 ASSUME 2\nF 3\nF 3\nEND 3\n", "refused: record 5: no earlier theorem 3"),

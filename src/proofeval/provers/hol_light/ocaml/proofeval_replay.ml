@@ -51,14 +51,23 @@ module Proofeval_replay = struct
     let c = Bytes.unsafe_get inp.buf inp.pos in
     inp.pos <- inp.pos + 1; Char.code c
 
-  (* At most 8 bytes: 56 bits, far above any slot or count. *)
+  (* At most 8 bytes: 56 bits, far above any slot or count. Read straight from the
+     buffer when 8 bytes are there (nearly always), else a byte at a time. *)
+  let rec num_from inp shift acc =
+    if shift > 49 then failwith "a number too long" else
+    let b = byte inp in
+    let acc = acc lor ((b land 127) lsl shift) in
+    if b < 128 then acc else num_from inp (shift + 7) acc
+
+  let rec num_in inp buf p shift acc =
+    let b = Char.code (Bytes.unsafe_get buf p) in
+    let acc = acc lor ((b land 127) lsl shift) in
+    if b < 128 then (inp.pos <- p + 1; acc)
+    else if shift >= 49 then failwith "a number too long"
+    else num_in inp buf (p + 1) (shift + 7) acc
+
   let num inp =
-    let rec go shift acc =
-      if shift > 49 then failwith "a number too long" else
-      let b = byte inp in
-      let acc = acc lor ((b land 127) lsl shift) in
-      if b < 128 then acc else go (shift + 7) acc in
-    go 0 0
+    if inp.pos + 8 <= inp.len then num_in inp inp.buf inp.pos 0 0 else num_from inp 0 0
 
   let longest_name = 1 lsl 24
 
@@ -77,33 +86,35 @@ module Proofeval_replay = struct
   (* What a slot holds; a term with its id (see [shared]). *)
   type made = Nothing | Ty of hol_type | Tm of term * int | Th of thm
 
-  (* A term record's constructor (a kind byte), name (variables and constants), and the
-     ids of its parts (for a variable or constant: its type's slot, never freed). *)
-  module Parts = Hashtbl.Make (struct
-    type t = char * string * int * int
-    let equal (k1, s1, a1, b1) (k2, s2, a2, b2) =
-      k1 = k2 && a1 = a2 && b1 = b2 && String.equal s1 s2
-    let hash = Hashtbl.hash
-  end)
-
-  (* The terms made here, found by their parts: the table gives a place in a weak pool
-     (it keeps no term alive) and the term's id, never given to another term, so parts
-     named by id are the same values as long as the term found is alive (it holds them).
-     A place is freed only with its entry. The pool grows a chunk at a time: a small
-     replay fills a few pages of its first. *)
+  (* The terms made here, found by their parts: a table by open addressing, at most
+     half full, of entries of [width] ints: a term record's kind byte (0: no entry), its
+     parts (the ids of its two terms; for a variable or constant, its type's slot, never
+     freed, and its name's number), the term's place in a weak pool (which keeps no term
+     alive) and its id, never given to another term. So parts named by id are the same
+     values as long as the term found is alive: it holds them. A place is freed only
+     with its entry. The pool grows a chunk at a time: a small replay fills a few pages
+     of its first. *)
+  let width = 5
   let pool_bits = 12
 
   type sharing = {
-    parts : (int * int) Parts.t;  (* place, id *)
+    mutable table : int array;
+    mutable entries : int;
+    names : (string, int) Hashtbl.t;
     mutable pool : term Weak.t array;
     mutable places : int;  (* places used so far *)
     mutable freed : int list;
     mutable ids : int;
-    mutable sweep_at : int;  (* entries when the dead are next dropped *)
   }
 
   let sharing () =
-    { parts = Parts.create 256; pool = [||]; places = 0; freed = []; ids = 0; sweep_at = 4096 }
+    { table = Array.make (256 * width) 0; entries = 0; names = Hashtbl.create 256;
+      pool = [||]; places = 0; freed = []; ids = 0 }
+
+  let name_number sh s =
+    match Hashtbl.find_opt sh.names s with
+    | Some i -> i
+    | None -> let i = Hashtbl.length sh.names + 1 in Hashtbl.add sh.names s i; i
 
   let pool_get sh i = Weak.get sh.pool.(i lsr pool_bits) (i land ((1 lsl pool_bits) - 1))
 
@@ -116,28 +127,60 @@ module Proofeval_replay = struct
           sh.pool <- Array.append sh.pool [| Weak.create (1 lsl pool_bits) |];
         sh.places <- i + 1; i
 
-  let drop_dead sh =
-    Parts.filter_map_inplace
-      (fun _ (i, id) -> if pool_get sh i = None then (sh.freed <- i :: sh.freed; None) else Some (i, id))
-      sh.parts;
-    sh.sweep_at <- max 4096 (2 * Parts.length sh.parts)
+  let rec probe table mask kind a b i =
+    let e = i * width in
+    let k = table.(e) in
+    if k = 0 || (k = kind && table.(e + 1) = a && table.(e + 2) = b) then e
+    else probe table mask kind a b ((i + 1) land mask)
 
-  (* The live term made from [key], or [make ()] (the kernel's constructor), with its id. *)
-  let shared sh key make =
-    let entry = Parts.find_opt sh.parts key in
-    let alive = match entry with
-      | Some (i, id) -> (match pool_get sh i with Some t -> Some (t, id) | None -> None)
-      | None -> None in
+  (* The entry of (kind, a, b), or the empty one where it would go. *)
+  let find table kind a b =
+    let h = kind + a * 0x9E3779B1 + b * 0x85EBCA77 in
+    let mask = Array.length table / width - 1 in
+    probe table mask kind a b ((h lxor (h lsr 16)) land mask)
+
+  (* A table at most a quarter full of the entries whose terms are alive; the dead
+     ones' places are freed. *)
+  let rebuild sh =
+    let old = sh.table in
+    let live = ref 0 in
+    for e = 0 to Array.length old / width - 1 do
+      let j = e * width in
+      if old.(j) <> 0 then
+        if pool_get sh old.(j + 3) = None then (sh.freed <- old.(j + 3) :: sh.freed; old.(j) <- 0)
+        else incr live
+    done;
+    let size = ref 256 in
+    while !size < 4 * !live do size := 2 * !size done;
+    let table = Array.make (!size * width) 0 in
+    for e = 0 to Array.length old / width - 1 do
+      let j = e * width in
+      if old.(j) <> 0 then Array.blit old j table (find table old.(j) old.(j + 1) old.(j + 2)) width
+    done;
+    sh.table <- table; sh.entries <- !live
+
+  (* The live term made from (kind, a, b), or [make ()] (the kernel's constructor), with
+     its id. *)
+  let shared sh kind a b make =
+    let e = find sh.table kind a b in
+    let alive = if sh.table.(e) = 0 then None else pool_get sh sh.table.(e + 3) in
     match alive with
-    | Some found -> found
+    | Some t -> (t, sh.table.(e + 4))
     | None ->
         let t = make () in
-        let i = match entry with
-          | Some (i, _) -> i  (* its term is dead: the place is this one's now *)
-          | None -> (if Parts.length sh.parts >= sh.sweep_at then drop_dead sh); place sh in
+        let e =
+          if sh.table.(e) <> 0 then e  (* its term is dead: the place is this one's now *)
+          else begin
+            if 2 * (sh.entries + 1) > Array.length sh.table / width then rebuild sh;
+            let e = find sh.table kind a b in
+            let table = sh.table in
+            table.(e) <- kind; table.(e + 1) <- a; table.(e + 2) <- b; table.(e + 3) <- place sh;
+            sh.entries <- sh.entries + 1; e
+          end in
+        let i = sh.table.(e + 3) in
         Weak.set sh.pool.(i lsr pool_bits) (i land ((1 lsl pool_bits) - 1)) (Some t);
         sh.ids <- sh.ids + 1;
-        Parts.replace sh.parts key (i, sh.ids);
+        sh.table.(e + 4) <- sh.ids;
         (t, sh.ids)
 
   let replay_input (inp : input) : thm =
@@ -204,7 +247,7 @@ module Proofeval_replay = struct
        | _ -> failwith (Printf.sprintf "no earlier %s %d" (if theorem then "theorem" else "term") i));
       !made.(i) <- Nothing in
     let sh = sharing () in
-    let made_term n key make = let t, id = shared sh key make in fresh n (Tm (t, id)) in
+    let made_term n kind a b make = let t, id = shared sh (Char.code kind) a b make in fresh n (Tm (t, id)) in
     let declared n = if n <> 0 then failwith "a declaration fills no slot" in
     let record () =
       let kind = Char.chr (byte inp) in
@@ -215,11 +258,11 @@ module Proofeval_replay = struct
       | 'K' -> let s = name inp in let k = num inp in
           fresh n (Ty (mk_type (s, List.init k (fun _ -> ty ()))))
       | 'V' -> let s = name inp in let y, i = typed () in
-          made_term n ('V', s, i, 0) (fun () -> mk_var (s, y))
+          made_term n 'V' i (name_number sh s) (fun () -> mk_var (s, y))
       | 'C' -> let s = name inp in let y, i = typed () in
-          made_term n ('C', s, i, 0) (fun () -> constant s y)
-      | 'A' -> let (f, i), (x, j) = two term in made_term n ('A', "", i, j) (fun () -> mk_comb (f, x))
-      | 'L' -> let (v, i), (b, j) = two term in made_term n ('L', "", i, j) (fun () -> mk_abs (v, b))
+          made_term n 'C' i (name_number sh s) (fun () -> constant s y)
+      | 'A' -> let (f, i), (x, j) = two term in made_term n 'A' i j (fun () -> mk_comb (f, x))
+      | 'L' -> let (v, i), (b, j) = two term in made_term n 'L' i j (fun () -> mk_abs (v, b))
       | 'W' -> let c = concl (th ()) in
           let t = match num inp, c with
             | 0, _ -> c
