@@ -95,6 +95,7 @@ module Proofeval_replay = struct
      with its entry. The pool grows a chunk at a time: a small replay fills a few pages
      of its first. *)
   let width = 5
+  let least_entries = 256  (* a new table's, and a rebuilt one's at least *)
   let pool_bits = 12
 
   type sharing = {
@@ -108,7 +109,7 @@ module Proofeval_replay = struct
   }
 
   let sharing () =
-    { table = Array.make (256 * width) 0; entries = 0; names = Hashtbl.create 256;
+    { table = Array.make (least_entries * width) 0; entries = 0; names = Hashtbl.create 256;
       pool = [||]; places = 0; freed = []; ids = 0 }
 
   let name_number sh s =
@@ -117,6 +118,7 @@ module Proofeval_replay = struct
     | None -> let i = Hashtbl.length sh.names + 1 in Hashtbl.add sh.names s i; i
 
   let pool_get sh i = Weak.get sh.pool.(i lsr pool_bits) (i land ((1 lsl pool_bits) - 1))
+  let pool_set sh i t = Weak.set sh.pool.(i lsr pool_bits) (i land ((1 lsl pool_bits) - 1)) (Some t)
 
   let place sh =
     match sh.freed with
@@ -150,7 +152,7 @@ module Proofeval_replay = struct
         if pool_get sh old.(j + 3) = None then (sh.freed <- old.(j + 3) :: sh.freed; old.(j) <- 0)
         else incr live
     done;
-    let size = ref 256 in
+    let size = ref least_entries in
     while !size < 4 * !live do size := 2 * !size done;
     let table = Array.make (!size * width) 0 in
     for e = 0 to Array.length old / width - 1 do
@@ -177,8 +179,7 @@ module Proofeval_replay = struct
             table.(e) <- kind; table.(e + 1) <- a; table.(e + 2) <- b; table.(e + 3) <- place sh;
             sh.entries <- sh.entries + 1; e
           end in
-        let i = sh.table.(e + 3) in
-        Weak.set sh.pool.(i lsr pool_bits) (i land ((1 lsl pool_bits) - 1)) (Some t);
+        pool_set sh sh.table.(e + 3) t;
         sh.ids <- sh.ids + 1;
         sh.table.(e + 4) <- sh.ids;
         (t, sh.ids)
