@@ -5,7 +5,8 @@ goal `!n. n + 0 = n`, past its first checks (160 of the proof: a new clone's fir
 collapses make them dearer). Requests of growing scope are sent back to back, each kind
 --round-trips times (median round trip; "each" is the mean time per request of the
 back-to-back loop, so it includes what the server does after replying: reaping the
-attempt's processes), and the CPU the warm process and everything it waited for spent:
+attempt's processes), and the CPU the warm process and all it started spent (natively the
+warm parser with the fork that parsed each answer):
   ping          the request's framing and round trip, nothing checked
   denied        + parse and deny-check (natively: in a fork of the warm parser)
   untyped       + typing (natively: compiling up to the type checker)
@@ -55,7 +56,8 @@ from proofeval.provers.hol_light.native import native_build
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher, WarmProcess
 
 sys.path.insert(0, str(Path(__file__).parent))
-from hol_light_warm_vs_fresh import cpu_seconds, host_pid  # noqa: E402
+from cpu import process_tree_cpu  # noqa: E402
+from hol_light_warm_vs_fresh import host_pid  # noqa: E402
 
 GOAL = "`!n. n + 0 = n`"
 WARM_UP = 160  # checks before any is measured: five of the warm process's heap collapses
@@ -90,7 +92,7 @@ def one(proc: WarmProcess, kind: str) -> None:
 def loop(proc: WarmProcess, pid: int, kind: str, n: int) -> dict[str, float]:
     """Median round trip, mean per request back to back, CPU per request (ms)."""
     times = []
-    cpu = cpu_seconds(pid)
+    cpu = process_tree_cpu(pid)
     start = time.perf_counter()
     for _ in range(n):
         t = time.perf_counter()
@@ -100,7 +102,7 @@ def loop(proc: WarmProcess, pid: int, kind: str, n: int) -> dict[str, float]:
     return {
         "median": statistics.median(times) * 1000,
         "each": each * 1000,
-        "cpu": (cpu_seconds(pid) - cpu) / n * 1000,
+        "cpu": (process_tree_cpu(pid) - cpu) / n * 1000,
     }
 
 
@@ -135,13 +137,13 @@ def mix(proc: WarmProcess, pid: int, n: int, ok_every: int) -> None:
     off, in alternating blocks (runs here minutes apart differ by a third)."""
 
     def run(replay: bool, count: int) -> tuple[float, float]:
-        cpu, start = cpu_seconds(pid), time.perf_counter()
+        cpu, start = process_tree_cpu(pid), time.perf_counter()
         for i in range(count):
             ok = i % ok_every == 0
             outcome = proc.check("g", PROOF if ok else QUICK_FAIL, 60.0, 2048, replay)
             if outcome.verdict != ("OK" if ok else "FAIL"):
                 raise RuntimeError(f"mix: {outcome.verdict} ({outcome.message})")
-        return cpu_seconds(pid) - cpu, time.perf_counter() - start
+        return process_tree_cpu(pid) - cpu, time.perf_counter() - start
 
     block = 5 * ok_every  # each block holds the mix's share of OKs exactly
     totals = {replay: [0.0, 0.0] for replay in (False, True)}
@@ -238,12 +240,12 @@ def ab(path: str, base_sources: Path, n: int) -> None:
             for block in range(0, n, 5):
                 for side in sorted(sides, reverse=block % 10 == 5):  # each first in turn
                     _, proc, pid = sides[side]
-                    before = cpu_seconds(pid)
+                    before = process_tree_cpu(pid)
                     for _ in range(5):
                         start = time.perf_counter()
                         one(proc, kind)
                         times[side].append(time.perf_counter() - start)
-                    cpu[side] += cpu_seconds(pid) - before
+                    cpu[side] += process_tree_cpu(pid) - before
             cells = (
                 f"{statistics.median(times[s]) * 1000:14.2f} {cpu[s] / len(times[s]) * 1000:6.2f}"
                 for s in ("base", "this")

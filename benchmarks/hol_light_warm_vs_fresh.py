@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,9 @@ from proofeval.provers.hol_light.native import native_build
 from proofeval.provers.hol_light.pool import HolLightChecker
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher
 from proofeval.provers.interface import CheckSettings, Job
+
+sys.path.insert(0, str(Path(__file__).parent))
+from cpu import process_tree_cpu  # noqa: E402
 
 GOAL = "`!n. n + 0 = n`"
 PROOF = "INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES]"
@@ -127,16 +129,10 @@ def _under(root: int, pid: int) -> bool:
     return False
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU of `pid` and of the children it waited for (its attempts, the compilers)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-
-
 def measure_attempts(count: int, native: str) -> tuple[list[float], float]:
     """Round trips of small attempts on one warm process (what one worker pays per
     attempt: the fork, natively the answer's compilation, the check, the replay), and the
-    CPU seconds that process and what it waited for spent per attempt (which, unlike the
+    CPU seconds that process and all it started spent per attempt (which, unlike the
     round trip, other load on the machine does not stretch)."""
     build = native_build(DEBIAN_HOL_LIGHT) if native == "on" else None
     launcher = Launcher(native=build)
@@ -149,13 +145,13 @@ def measure_attempts(count: int, native: str) -> tuple[list[float], float]:
         pid = host_pid(launcher._proc.pid, proc.conn.pid)
         proc.check("g", PROOF, 60.0, 2048)  # the first attempt numbers the theorems
         times = []
-        cpu_before = cpu_seconds(pid)
+        cpu_before = process_tree_cpu(pid)
         for _ in range(count):
             start = time.perf_counter()
             if proc.check("g", PROOF, 60.0, 2048).verdict != "OK":
                 raise RuntimeError("the small proof did not pass")
             times.append(time.perf_counter() - start)
-        return times, (cpu_seconds(pid) - cpu_before) / count
+        return times, (process_tree_cpu(pid) - cpu_before) / count
     finally:
         launcher.close()
 

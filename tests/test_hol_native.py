@@ -203,6 +203,46 @@ def test_a_warm_parser_that_died_is_replaced(hol_native_base: WarmProcess) -> No
         proc.close()
 
 
+def reaped_ticks_and_zombies(pid: str) -> tuple[int, int]:
+    """The CPU ticks of the children `pid` waited for, and how many of its children are
+    zombies (ended, not yet waited for)."""
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    zombies = 0
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        zombies += fields[1] == pid and fields[0] == "Z"
+    return int(stat[13]) + int(stat[14]), zombies
+
+
+def test_the_parsers_forks_are_waited_for_so_their_cpu_is_counted(
+    hol_native_base: WarmProcess,
+) -> None:
+    """Each answer's fork is waited for by the warm parser: a fork nobody waits for has its
+    CPU counted nowhere (not in the parser's, nor in anything that measures the check),
+    and parsing is a share of each small attempt's cost. At most the last one waits as a
+    zombie for the next connection."""
+    native = hol_native_base.launcher.native
+    assert native is not None
+    proc = hol_native_base.clone()
+    try:
+        assert proc.add_goal("g", GOAL) is None
+        assert proc.check("g", "ALL_TAC", 30.0, 2048).verdict == Verdict.FAIL
+        warm = [p["pid"] for p in parser_processes(native.parser) if p["seccomp"] == "0"]
+        before = {pid: reaped_ticks_and_zombies(pid) for pid in warm}
+        for _ in range(60):  # some 2 ms of CPU each: a clock tick is 10 ms
+            assert proc.check("g", "REWRITE_TAC[MULT_CLAUSES]", 30.0, 2048).verdict == (
+                Verdict.FAIL
+            )
+        after = {pid: reaped_ticks_and_zombies(pid) for pid in warm}
+    finally:
+        proc.close()
+    assert sum(after[p][0] - before[p][0] for p in warm) >= 3, (before, after)
+    assert all(zombies <= 1 for _, zombies in after.values()), after
+
+
 def test_long_and_short_answers_compile_alike(hol_native_base: WarmProcess) -> None:
     """An answer over 512 bytes is compiled by ocamlopt.opt, a shorter one by the warm
     parser's own passes: the same verdicts, and the same reason for a type error."""

@@ -99,10 +99,18 @@ let warm_up ~checked =
   Array.iter (fun f -> Sys.remove (Filename.concat dir f)) (Sys.readdir dir);
   Unix.rmdir dir
 
+(* The forks that have ended, waited for before the next connection (zombies until
+   then): a fork nobody waits for (SIGCHLD ignored) has its CPU time counted nowhere, and
+   each answer's parse is a share of what a check costs. *)
+let rec reap_ended () =
+  match Unix.waitpid [ Unix.WNOHANG ] (-1) with
+  | pid, _ when pid > 0 -> reap_ended ()
+  | _ | (exception Unix.Unix_error _) -> ()
+
 let serve ~checked ~include_dirs modules =
   die_with_parent ();
   forbid_inspection ();
-  (* whatever it inherited: the compiler waits for the assembler *)
+  (* whatever it inherited: the compiler waits for the assembler, this for its forks *)
   Sys.set_signal Sys.sigchld Sys.Signal_default;
   Proofeval_compiler.prepare ~include_dirs modules;
   warm_up ~checked;
@@ -115,15 +123,14 @@ let serve ~checked ~include_dirs modules =
   (* a fork copies one page-table entry per 2 MiB of it (see proofeval_stubs.c); this
      process writes nothing between its forks, so nothing splits them again *)
   ignore (huge_pages 512);
-  Sys.set_signal Sys.sigchld Sys.Signal_ignore;  (* the forks are not waited for *)
   let rec loop () =
+    reap_ended ();
     match Unix.accept ~cloexec:true Unix.stdin with
     | exception Unix.Unix_error (Unix.EINTR, _, _) -> loop ()
     | conn, _ ->
         (match Unix.fork () with
         | 0 ->
             Unix.close Unix.stdin;
-            Sys.set_signal Sys.sigchld Sys.Signal_default;  (* it waits for the assembler *)
             (try work ~checked conn with _ -> ());
             Unix._exit 0
         | _ -> Unix.close conn);
