@@ -10,6 +10,7 @@ warm parser with the fork that parsed each answer):
   ping          the request's framing and round trip, nothing checked
   denied        + parse and deny-check (natively: in a fork of the warm parser)
   untyped       + typing (natively: compiling up to the type checker)
+  unbound       an unbound name, typed with the compiler's hint (Did you mean MULT_CLAUSES?)
   fail, off     + compile and link (native), the attempt's child, its verdict, reaping
   fail, on      + the replaying sibling (FAIL_TAC: no kernel step)
   rewrite       REWRITE_TAC[MULT_CLAUSES], off then on: a FAIL after kernel steps
@@ -68,6 +69,7 @@ KINDS: dict[str, tuple[str, bool, str] | None] = {
     "ping": None,
     "denied": ("Obj.magic 0", True, "CHEATING"),
     "untyped": ("1 + 1", True, "ERROR"),
+    "unbound": ("REWRITE_TAC[MULT_CLAUSE]", True, "ERROR"),  # with the compiler's hint
     "fail, off": ('FAIL_TAC "stop"', False, "FAIL"),
     "fail, on": ('FAIL_TAC "stop"', True, "FAIL"),
     "rewrite, off": (QUICK_FAIL, False, "FAIL"),  # the mix's FAIL: kernel steps, then FAIL

@@ -263,3 +263,48 @@ def test_long_and_short_answers_compile_alike(hol_native_base: WarmProcess) -> N
     # OCaml 5.3's ocamlopt.opt quotes code in what it prints to a file; its passes here do not
     assert "type int" in short.message
     assert short.message == long.message.replace('"', "")
+
+
+# each answer with the hint its unbound name gets (None: none); {p} is where padding goes
+UNBOUND = {
+    "REWRITE_TAC[{p}MULT_CLAUSE]": "MULT_CLAUSES",
+    "REWRITE_TAC[{p}MUL_CLAUS]": "MULT_CLAUSES",  # three edits, the most there can be
+    "REWRITE_TAC[{p}MULT_CALUSES]": "MULT_CLAUSES",  # two neighbours swapped: one edit
+    "REWRITE_TAC[{p}AD_CLAUSS]": "ADD_CLAUSES or AND_CLAUSES",  # two edits each
+    "REWRTE_TAC[{p}MULT_CLAUSES]": "REWRITE_TAC",
+    "REWRITE_TAC[{p}FOO_BAR_BAZ]": None,
+    "let mult_clause = MULT_CLAUSES in REWRITE_TAC[{p}mult_clauses]": "mult_clause",
+    "let tac_aa = ALL_TAC and tac_ab = ALL_TAC in REWRITE_TAC[{p}ADD_CLAUSES] THEN tac_ac": (
+        "tac_aa or tac_ab"
+    ),
+}
+
+
+def test_an_unbound_names_hint_is_the_compilers_on_both_paths(
+    hol_native_base: WarmProcess, hol_base: WarmProcess
+) -> None:
+    """The hint for an unbound value is made from only the names that can be within its
+    cutoff (proofeval_hints.ml): the same message as ocamlopt.opt's own (an answer over
+    512 bytes) and the bytecode toplevel's, for a global name, a local one, none, and a
+    tie, for names up to the most edits a hint allows."""
+    padding = "ADD_CLAUSES; " * 60
+    messages: dict[str, list[str]] = {}
+    # native: the warm parser's passes, then ocamlopt.opt; bytecode: the toplevel
+    for base, pads in ((hol_native_base, ("", padding)), (hol_base, ("",))):
+        proc = base.clone()
+        try:
+            assert proc.add_goal("g", GOAL) is None
+            for answer in UNBOUND:
+                for p in pads:
+                    out = proc.check("g", answer.format(p=p), 30.0, 2048)
+                    assert (out.verdict, out.stage) == (Verdict.ERROR, Stage.PRECHECK), out
+                    messages.setdefault(answer, []).append(out.message.replace('"', ""))
+        finally:
+            proc.close()
+    for answer, (short, long, bytecode) in messages.items():
+        assert short == long == bytecode, answer
+        hint = UNBOUND[answer]
+        if hint is None:
+            assert "Hint" not in short, short
+        else:
+            assert short.endswith(f"Hint: Did you mean {hint}?"), short

@@ -17,6 +17,7 @@ from proofeval.errors import CheckerError, InputError
 COMPAT = "proofeval_ocaml"  # what differs between OCaml versions: see ocaml_variant
 MODULES = (
     COMPAT,
+    "proofeval_hints",
     "proofeval_text",
     "proofeval_deny",
     "proofeval_phrases",

@@ -54,6 +54,7 @@ SOURCES = (
     "proofeval_goals.ml",
     "proofeval_quotes.ml",
     "proofeval_text.ml",
+    "proofeval_hints.ml",
     "proofeval_deny.ml",
     "proofeval_phrases.ml",
     "proofeval_tool_confinement.ml",
@@ -339,9 +340,10 @@ def _build_parser(out: Path, hol_dir: Path) -> None:
     parse.mkdir()
     # HOL Light 3's pa_j installs HOL Light's quotation expander itself.
     quotes = [] if is_hol_light_3(hol_dir) else ["proofeval_quotes.ml"]
-    names = [f"{COMPAT}.ml", *quotes, "proofeval_text.ml", "proofeval_deny.ml",
-             "proofeval_phrases.ml", "proofeval_tool_confinement.ml", "proofeval_compiler.ml",
-             "proofeval_tree.ml", "proofeval_warm_parser.ml", "proofeval_parse.ml"]  # fmt: skip
+    names = [f"{COMPAT}.ml", "proofeval_hints.ml", *quotes, "proofeval_text.ml",
+             "proofeval_deny.ml", "proofeval_phrases.ml", "proofeval_tool_confinement.ml",
+             "proofeval_compiler.ml", "proofeval_tree.ml", "proofeval_warm_parser.ml",
+             "proofeval_parse.ml"]  # fmt: skip
     for name in [*names, "proofeval_stubs.c"]:
         shutil.copy(out / name, parse / name)
     camlp5 = _package_dir("camlp5")

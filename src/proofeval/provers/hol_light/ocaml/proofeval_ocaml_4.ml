@@ -43,3 +43,11 @@ let compile_info ~prefix ~name env =
   Env.set_unit_name name;
   { Compile_common.source_file = prefix ^ ".ml"; module_name = name; output_prefix = prefix; env;
     ppf_dump = Format.err_formatter; tool_name = "ocamlopt"; native = true }
+
+(* An unbound value's error as Env reports it, its hint from [choices] (see
+   proofeval_hints.ml): Env's report in an empty environment has no hint of its own. *)
+let unbound_value_error loc error choices =
+  Some
+    (Location.error_of_printer ~loc
+       (fun ppf () -> Env.report_lookup_error loc Env.empty ppf error; Misc.did_you_mean ppf choices)
+       ())

@@ -65,6 +65,7 @@ let load_file path =
 
 let engine tactic_slot string_slot : ('term, 'tac) Proofeval_server.engine =
   ignore (Lazy.force modules_on_disk);  (* read before any attempt, as the toplevel found them *)
+  Proofeval_hints.register ();
   let tactic = compile tactic_slot ~slot_name:"proofeval_tactic_slot" ~type_name:"tactic" in
   {
     Proofeval_server.prepare_tactic =

@@ -112,6 +112,7 @@ let serve ~checked ~include_dirs modules =
   forbid_inspection ();
   (* whatever it inherited: the compiler waits for the assembler, this for its forks *)
   Sys.set_signal Sys.sigchld Sys.Signal_default;
+  Proofeval_hints.register ();
   Proofeval_compiler.prepare ~include_dirs modules;
   warm_up ~checked;
   (* A fork that collects writes to the pages it shares with this process, which are
