@@ -9,6 +9,7 @@ is marked here; a file whose other tests need a prover says so with `pytestmark`
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -132,6 +133,17 @@ def stub_server() -> Iterator[StubServer]:
     """A fresh OpenAI-compatible stub server per test (serving every `n`)."""
     with StubServer() as server:
         yield server
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Iterator[Path]:
+    """The TMPDIR for a proofeval process that a test kills with SIGKILL, which cleans
+    up nothing: the scratch directories it made (proofeval-coq-*) are left here, removed
+    with it, not in /tmp."""
+    where = tmp_path / "scratch"
+    where.mkdir()
+    yield where
+    shutil.rmtree(where, ignore_errors=True)
 
 
 # --- What a test needs, and the fast lane kept honest ---------------------------------

@@ -142,7 +142,7 @@ def test_agent_run_is_not_run_again(agent_run: Path, stub_server: StubServer) ->
 
 
 def test_an_agent_run_killed_mid_conversation_resumes(
-    stub_server: StubServer, tmp_path: Path
+    stub_server: StubServer, tmp_path: Path, scratch: Path
 ) -> None:
     stub_server.converse_with(agent)
     for pid, statement in PROBLEMS.items():  # scripts name the requests, for counting
@@ -155,7 +155,7 @@ def test_an_agent_run_killed_mid_conversation_resumes(
     run = tmp_path / "run"
     args = ["run", str(bench), "--out", str(run), "--model", "stub", "--base-url",
             stub_server.url, "--agent", "--max-tool-calls", "9", "--workers", "2"]  # fmt: skip
-    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin", "TMPDIR": str(scratch)}
     proc = subprocess.Popen([sys.executable, "-m", "proofeval.cli", *args], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)  # fmt: skip
@@ -167,6 +167,8 @@ def test_an_agent_run_killed_mid_conversation_resumes(
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+    # what the killed run could not remove (its checker's, its states'), not left in /tmp
+    assert list(scratch.glob("proofeval-coq-*")), "the run's scratch was not in TMPDIR"
     assert set(judged(run)) == {"coq.add0", "coq.loop", "coq.quiet"}
     store = RunStore(run)
     try:

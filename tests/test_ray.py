@@ -51,7 +51,8 @@ class Cluster:
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.tmp = tmp
-        self.env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        # the nodes' scratch (proofeval-coq-*) is made here: a killed node leaves its own
+        self.env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "TMPDIR": str(tmp)}
         self.nodes: list[subprocess.Popen] = []
 
     def start(self, head: bool) -> subprocess.Popen:
@@ -180,6 +181,7 @@ def test_a_node_killed_mid_run_loses_no_attempt_and_answers_none_twice(cluster: 
     if killer.ident is not None:
         killer.join()
     assert second.poll() is not None, "the node was not killed mid-run"
+    assert list(cluster.tmp.glob("proofeval-coq-*")), "the nodes' scratch was not in TMPDIR"
     counts = Counter(a for a, _ in answered)
     assert set(counts) == {j.attempt for j in jobs}  # none lost
     assert set(counts.values()) == {1}  # none answered twice

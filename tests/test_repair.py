@@ -146,13 +146,13 @@ def test_repair_rounds_fix_failures_and_raising_r_continues(
 
 
 def test_a_run_killed_mid_round_resumes_without_asking_again(
-    stub_server: StubServer, tmp_path: Path
+    stub_server: StubServer, tmp_path: Path, scratch: Path
 ) -> None:
     stub_server.respond_with(responder)
     stub_server.script("This was attempt 2.", ["unused"], delays=[600.0])  # hangs round 2
     bench, run = write_bench(tmp_path), tmp_path / "run"
     cmd = [sys.executable, "-m", "proofeval.cli", *run_args(bench, run, stub_server, 2)]
-    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin", "TMPDIR": str(scratch)}
     proc = subprocess.Popen(
         cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
     )
@@ -165,6 +165,8 @@ def test_a_run_killed_mid_round_resumes_without_asking_again(
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the run and its coqtops
         proc.wait()
+    # what the killed run could not remove (its checker's, its states'), not left in /tmp
+    assert list(scratch.glob("proofeval-coq-*")), "the run's scratch was not in TMPDIR"
     db = sqlite3.connect(run / "proofeval.sqlite")
     query = "SELECT round, count(*), count(verdict) FROM repair_rounds GROUP BY round"
     kept = db.execute(query).fetchall()

@@ -132,12 +132,12 @@ def metric(text: str, name: str) -> float:
 
 
 def test_slow_clients_are_closed_while_health_and_an_honest_check_are_answered(
-    tmp_path: Path,
+    tmp_path: Path, scratch: Path
 ) -> None:
     """120 sockets that never finish a request (40 in their headers, 80 in their body)
     against a service bounded to 40 connections, headers in 4 s, a body in 8 s."""
     port = free_port()
-    env = {**os.environ, "PROOFEVAL_TEST_TOKEN": TOKEN}
+    env = {**os.environ, "PROOFEVAL_TEST_TOKEN": TOKEN, "TMPDIR": str(scratch)}
     cmd = [sys.executable, "-m", "proofeval.cli", "serve", "--port", str(port), "--provers",
            "coq", "--workers", "1", "--token-env", "PROOFEVAL_TEST_TOKEN",
            "--header-timeout", "4", "--body-timeout", "8", "--max-connections", "40"]  # fmt: skip
@@ -185,6 +185,8 @@ def test_slow_clients_are_closed_while_health_and_an_honest_check_are_answered(
         proc.kill()
         proc.wait()
     assert "Traceback" not in log.read_text()  # the app saw the closed bodies go quietly
+    # the killed service's checker scratch, left in the test's directory, not in /tmp
+    assert list(scratch.glob("proofeval-coq-*")), "the service's scratch was not in TMPDIR"
 
 
 def test_a_slow_header_gets_408_and_an_idle_connection_is_closed_silently() -> None:
