@@ -24,14 +24,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from cpu import process_tree_cpu
+
 from proofeval.model import Attempt, Problem
 from proofeval.provers.hol_light.native import native_build
 from proofeval.provers.hol_light.pool import HolLightChecker
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, Launcher
 from proofeval.provers.interface import CheckSettings, Job
-
-sys.path.insert(0, str(Path(__file__).parent))
-from cpu import process_tree_cpu  # noqa: E402
 
 GOAL = "`!n. n + 0 = n`"
 PROOF = "INDUCT_TAC THEN ASM_REWRITE_TAC[ADD_CLAUSES]"
