@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -182,10 +183,14 @@ def test_asyncio_form_and_cancelling_drops_attempts_not_started(hol_base: WarmPr
 
 def test_idle_contexts_are_closed_and_load_again_when_needed() -> None:
     p = problem("coq", "Theorem t : forall n : nat, n + 0 = n.", COQ_HEADER)
+    before = set(threading.enumerate())
     with Checker(CheckSettings(workers=1), idle_seconds=0.5) as c:
         assert c.check([(p, "intros. lia.")])[0].verdict == Verdict.OK
         assert wait_for(lambda: c.stats().contexts == 0)
         assert c.check([(p, "intros. lia.")])[0].verdict == Verdict.OK
+        assert wait_for(lambda: c.stats().contexts == 0, interval=0.01)
+    # closing waited for the context it had just closed for being idle
+    assert set(threading.enumerate()) <= before
 
 
 def test_a_memory_budget_closes_the_least_recently_used_idle_context_first() -> None:
@@ -228,10 +233,10 @@ def test_checker_is_importable_from_the_package() -> None:
     assert proofeval.Checker is Checker
 
 
-def wait_for(condition, seconds: float = 20.0) -> bool:
+def wait_for(condition, seconds: float = 20.0, interval: float = 0.2) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if condition():
             return True
-        time.sleep(0.2)
+        time.sleep(interval)
     return False

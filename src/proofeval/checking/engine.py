@@ -196,6 +196,8 @@ class Engine:
         self._cond = threading.Condition()
         self._queues: dict[str, deque[_Task]] = {}  # by prover, each in arrival order
         self._lanes: OrderedDict[str, _Lane] = OrderedDict()  # least recently used first
+        self._retired: list[threading.Thread] = []  # ended lanes', maybe closing checkers
+        self._closed = threading.Event()  # wakes _maintain from its tick
         self._running: dict[str, int] = {}  # by prover
         self._closing = False
         self._memory_mb = 0.0
@@ -275,14 +277,12 @@ class Engine:
             self._cond.notify_all()
             while self._busy():
                 self._cond.wait()
-            lanes = list(self._lanes.values())
-            for lane in lanes:
+            for lane in list(self._lanes.values()):
                 self._end(lane)
-        for thread in self._threads:
+            lanes = list(self._retired)
+        self._closed.set()
+        for thread in self._threads + lanes:
             thread.join()
-        for lane in lanes:
-            if lane.thread is not None:
-                lane.thread.join()
         for shared in self._shared.values():
             shared.close()
         if self._remote is not None:
@@ -298,14 +298,13 @@ class Engine:
                 for task in queued:
                     task.future.cancel()
                 queued.clear()
-            lanes = list(self._lanes.values())
-            for lane in lanes:
+            for lane in list(self._lanes.values()):
                 self._end(lane)
+            lanes = list(self._retired)
             self._cond.notify_all()
         deadline = time.monotonic() + wait
-        for lane in lanes:
-            if lane.thread is not None:
-                lane.thread.join(max(0.0, deadline - time.monotonic()))
+        for thread in lanes:
+            thread.join(max(0.0, deadline - time.monotonic()))
         for shared in self._shared.values():
             shared.close()
 
@@ -408,6 +407,8 @@ class Engine:
         if not lane.ended:
             lane.ended = True
             lane.jobs.put(None)
+            if lane.thread is not None:  # joined when the engine closes
+                self._retired = [t for t in self._retired if t.is_alive()] + [lane.thread]
         if self._lanes.get(lane.key) is lane:
             del self._lanes[lane.key]
         if lane.planned:  # its problems' later attempts get lanes of their contexts
@@ -433,7 +434,7 @@ class Engine:
                 self._memory_mb = descendants_mb()
             self._evict_idle()
             self._evict_for_memory()
-            time.sleep(TICK)
+            self._closed.wait(TICK)
 
     def _idle(self) -> list[_Lane]:
         return [lane for lane in self._lanes.values() if not lane.tasks and not lane.planned]
