@@ -6,6 +6,7 @@ the real SQLite store keeps every step; the verdict is the checker's on the subm
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -144,17 +145,8 @@ def test_agent_run_is_not_run_again(agent_run: Path, stub_server: StubServer) ->
 def test_an_agent_run_killed_mid_conversation_resumes(
     stub_server: StubServer, tmp_path: Path, scratch: Path
 ) -> None:
-    stub_server.converse_with(agent)
-    for pid, statement in PROBLEMS.items():  # scripts name the requests, for counting
-        delays = [0.0, 600.0] if pid == "coq.le" else []  # coq.le's second turn hangs
-        stub_server.script(statement, ["unused"], delays=delays)
-    bench = tmp_path / "bench.jsonl"
-    rows = [{"id": pid, "prover": "coq", "category": "arith", "header": HEADER, "statement": s}
-            for pid, s in PROBLEMS.items()]  # fmt: skip
-    bench.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run = tmp_path / "run"
-    args = ["run", str(bench), "--out", str(run), "--model", "stub", "--base-url",
-            stub_server.url, "--agent", "--max-tool-calls", "9", "--workers", "2"]  # fmt: skip
+    args = hanging(stub_server, tmp_path, run)
     env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin", "TMPDIR": str(scratch)}
     proc = subprocess.Popen([sys.executable, "-m", "proofeval.cli", *args], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -188,6 +180,49 @@ def test_an_agent_run_killed_mid_conversation_resumes(
     finally:
         store.close()
     assert le == ["model", "tool", "model", "tool"]  # the cut transcript was replaced
+
+
+def hanging(stub_server: StubServer, tmp_path: Path, run: Path, *more: str) -> list[str]:
+    """The arguments of an agent run in which coq.le's second model turn hangs."""
+    stub_server.converse_with(agent)
+    for pid, statement in PROBLEMS.items():  # scripts name the requests, for counting
+        delays = [0.0, 600.0] if pid == "coq.le" else []
+        stub_server.script(statement, ["unused"], delays=delays)
+    bench = tmp_path / "bench.jsonl"
+    rows = [{"id": pid, "prover": "coq", "category": "arith", "header": HEADER, "statement": s}
+            for pid, s in PROBLEMS.items()]  # fmt: skip
+    bench.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return ["run", str(bench), "--out", str(run), "--model", "stub", "--base-url", stub_server.url,
+            "--agent", "--max-tool-calls", "9", "--workers", "2", *more]  # fmt: skip
+
+
+def test_sigterm_ends_an_agent_run_while_a_reply_hangs(
+    stub_server: StubServer, tmp_path: Path, scratch: Path
+) -> None:
+    """At once, with what finished kept, no queued conversation started, and the
+    checker's scratch removed (a thread pool waited for the reply, 600 s here)."""
+    run = tmp_path / "run"
+    args = hanging(stub_server, tmp_path, run, "--concurrency", "1")
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin", "TMPDIR": str(scratch)}
+    proc = subprocess.Popen([sys.executable, "-m", "proofeval.cli", *args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 240
+        while stub_server.count(PROBLEMS["coq.le"]) < 2:  # coq.add0 done, coq.le hanging
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # what it left, if anything
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == 130, err
+    assert "interrupted; finished verdicts are kept" in err and "Traceback" not in err
+    assert judged(run) == {"coq.add0": "OK"}
+    assert stub_server.count(PROBLEMS["coq.loop"]) == stub_server.count(PROBLEMS["coq.quiet"]) == 0
+    assert not list(scratch.glob("proofeval-*")), "the checker was not closed"
 
 
 def judged(run: Path) -> dict[str, str]:

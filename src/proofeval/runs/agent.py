@@ -9,15 +9,19 @@ the whole conversation its generation (tokens summed), so `proofeval report` rep
 agentic run like any other. Hostile calls (an unknown tool, arguments that are not a JSON
 object, a denied tactic, a spent budget) are answered as tool errors; the run goes on.
 A conversation cut short by a kill has no verdict and starts again on the next run.
+Ctrl-C or SIGTERM returns at once: no conversation starts or writes to the store after it,
+and none is waited for (a model's reply can take minutes).
 """
 
 from __future__ import annotations
 
 import json
+import queue
 import sys
+import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -106,9 +110,7 @@ def run_agent(opts: AgentOptions, toolbox: Callable[[Problem], Toolbox]) -> int:
             Generator(opts.sampling).preflight()
         conversation = _Conversation(opts, store, ChatClient(opts.sampling), toolbox)
         bar = tqdm(total=len(todo), unit="conversation", desc="agent", file=sys.stderr)
-        with ThreadPoolExecutor(max(1, opts.sampling.concurrency)) as pool:
-            for _ in pool.map(lambda item: conversation.run(*item), todo):
-                bar.update()
+        _converse_all(conversation, todo, opts.sampling.concurrency, bar.update)
         bar.close()
         steps = store.agent_steps()
         if opts.record is not None:
@@ -121,31 +123,96 @@ def run_agent(opts: AgentOptions, toolbox: Callable[[Problem], Toolbox]) -> int:
     return len(todo)
 
 
+def _converse_all(
+    conversation: _Conversation, todo: list[tuple[Problem, int]], workers: int,
+    ended_one: Callable[[], object],
+) -> None:  # fmt: skip
+    """Each conversation on daemon threads, `workers` at once. On an interrupt or a
+    failure it returns at once and the conversations still running are cut off: a
+    thread pool would wait for their replies and then run every queued one."""
+    waiting: queue.SimpleQueue[tuple[Problem, int]] = queue.SimpleQueue()
+    for item in todo:
+        waiting.put(item)
+    ended: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
+
+    def work() -> None:
+        while not conversation.stopped:
+            try:
+                item = waiting.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                conversation.run(*item)
+                ended.put(None)
+            except BaseException as exc:  # reported to the caller, unless it has left
+                ended.put(exc)
+
+    for _ in range(max(1, min(workers, len(todo)))):
+        threading.Thread(target=work, name="proofeval-agent", daemon=True).start()
+    try:
+        for _ in todo:
+            failure = ended.get()
+            if failure is not None:
+                raise failure
+            ended_one()
+    finally:
+        conversation.stop()
+
+
+class _Stopped(Exception):
+    """The run was stopped: this conversation writes nothing more."""
+
+
 class _Conversation:
     def __init__(self, opts: AgentOptions, store: RunStore, client: ChatClient, toolbox) -> None:
         self.opts = opts
         self.store = store
         self.client = client
         self.toolbox = toolbox
+        self._gate = threading.Lock()
+        self.stopped = False
+        self._open: set[Toolbox] = set()  # the running conversations' tools
+
+    def stop(self) -> None:
+        """No write after this returns, and every conversation's tools closed (their
+        provers' processes and scratch): the store and the checker can be closed."""
+        with self._gate:
+            self.stopped = True
+            boxes, self._open = self._open, set()
+        for box in boxes:
+            box.close()
+
+    @contextmanager
+    def _writing(self) -> Iterator[RunStore]:
+        with self._gate:
+            if self.stopped:
+                raise _Stopped
+            yield self.store
 
     def run(self, problem: Problem, sample: int) -> None:
-        self.store.forget_agent_steps(problem.id, sample)  # what a killed run left
+        with self._writing() as store:
+            store.forget_agent_steps(problem.id, sample)  # what a killed run left
         prompt = render(self.opts.template, problem) + INSTRUCTIONS
         box = self.toolbox(problem)
         started = time.monotonic()
         try:
+            with self._writing():
+                self._open.add(box)
             spent, last = self._talk(problem, sample, prompt, box, started)
             submitted = box.submitted
         finally:
+            with self._gate:
+                self._open.discard(box)
             box.close()
         proof, outcome = submitted or ("", _unsubmitted(spent))
         gen = Generation(problem.id, sample, prompt, last, self.opts.sampling.model,
                          spent.prompt_tokens, spent.completion_tokens,
                          time.monotonic() - started)  # fmt: skip
         attempt = Attempt(problem.id, sample, last, proof)
-        self.store.record_generation(gen)
-        self.store.add_attempts([attempt])
-        self.store.record(attempt, outcome)
+        with self._writing() as store:
+            store.record_generation(gen)
+            store.add_attempts([attempt])
+            store.record(attempt, outcome)
 
     def _talk(
         self, problem: Problem, sample: int, prompt: str, box: Toolbox, started: float
@@ -184,13 +251,15 @@ class _Conversation:
             turn = self.client.ask(messages, box.specs())
         except MalformedReply as exc:
             spent.stop = f"malformed reply: {exc}"
-            self.store.record_agent_step(problem.id, sample, "error", {"error": spent.stop}, 0)
+            with self._writing() as store:
+                store.record_agent_step(problem.id, sample, "error", {"error": spent.stop}, 0)
             return None
         spent.prompt_tokens += turn.prompt_tokens
         spent.completion_tokens += turn.completion_tokens
         body = turn.message() | {"prompt_tokens": turn.prompt_tokens,
                                  "completion_tokens": turn.completion_tokens}  # fmt: skip
-        self.store.record_agent_step(problem.id, sample, "model", body, turn.seconds)
+        with self._writing() as store:
+            store.record_agent_step(problem.id, sample, "model", body, turn.seconds)
         return turn
 
     def _tool(
@@ -201,7 +270,8 @@ class _Conversation:
         result = _dispatch(box, call, spent, self.opts.budget, started)
         seconds = time.monotonic() - begun
         body = {"id": call.id, "name": call.name, "arguments": call.arguments, "result": result}
-        self.store.record_agent_step(problem.id, sample, "tool", body, seconds)
+        with self._writing() as store:
+            store.record_agent_step(problem.id, sample, "tool", body, seconds)
         return result
 
 
