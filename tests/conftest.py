@@ -137,9 +137,9 @@ def stub_server() -> Iterator[StubServer]:
 
 @pytest.fixture
 def scratch(tmp_path: Path) -> Iterator[Path]:
-    """The TMPDIR for a proofeval process that a test kills with SIGKILL, which cleans
-    up nothing: the scratch directories it made (proofeval-coq-*) are left here, removed
-    with it, not in /tmp."""
+    """The TMPDIR for a proofeval process that a test stops: the scratch directories it
+    makes (proofeval-coq-*) are seen here, and what a SIGKILL leaves is removed with it,
+    not left in /tmp."""
     where = tmp_path / "scratch"
     where.mkdir()
     yield where
