@@ -29,8 +29,12 @@ without the replay (--small checks each), and the wall time per check over --sma
 checks back to back (a stream of attempts: what the warm process does after a verdict,
 such as reaping the attempt's processes, counts there).
 
+With --rounds N, each proof is checked N times each way, the two alternating which goes
+first; printed are the medians, and the range of the N wall ratios (a machine shared
+with others moves a heavy proof's wall ratio by a third from one check to the next).
+
 Usage: python benchmarks/hol_light_replay_cost.py [--s2n DIR] [--only NAME ...]
-       [--native on|off|auto] [--phases]
+       [--native on|off|auto] [--rounds N] [--phases]
 Without --s2n about 5 minutes natively on 2 cores; with it, about 20 minutes more.
 """
 
@@ -76,6 +80,7 @@ S2N = [
     ("arm/proofs/bignum_add.ml", "BIGNUM_ADD_CORRECT"),
     ("arm/proofs/bignum_mul_p256k1.ml", "BIGNUM_MUL_P256K1_CORRECT"),
     ("arm/proofs/bignum_montsqr_p256.ml", "BIGNUM_MONTSQR_P256_CORRECT"),
+    ("arm/proofs/bignum_montsqr_p256.ml", "BIGNUM_AMONTSQR_P256_CORRECT"),
     ("arm/proofs/bignum_montmul_p256_alt.ml", "BIGNUM_MONTMUL_P256_ALT_CORRECT"),
     # its stream outgrew the writer's buffer mid-record (CHEATING before 65a5487)
     ("arm/proofs/bignum_montmul_p256_alt.ml", "BIGNUM_AMONTMUL_P256_ALT_CORRECT"),
@@ -85,6 +90,7 @@ UPDATE_DATABASE = 'loadt "update_database.ml";;'
 TIMEOUT = 3600.0
 MEMORY_MB = 4096  # proofeval's default --memory-limit: every proof must be OK within it
 PHASES_ONLY = False  # --phases
+ROUNDS = 1  # --rounds
 
 # Peak major heap of `prove` in this process, without the kernel log (MiB).
 HEAP = """(let g = {goal} and tac () = {tactic} in
@@ -209,8 +215,10 @@ def heaps_mib(proc: WarmProcess, goal: str, tactic: str) -> tuple[int, int, int]
 
 
 def row(proc: WarmProcess, name: str, goal: str, tactic: str, heap: bool) -> str:
-    """One proof's figures. The checks run in a clone of `proc`, so that the clones
-    measuring the heap (forks of `proc`) start from the context alone."""
+    """One proof's figures: medians over ROUNDS rounds, each checking it plain and with
+    the replay (in turn first), and with several rounds the range of the rounds' wall
+    ratios. The checks run in a clone of `proc`, so that the clones measuring the heap
+    (forks of `proc`) start from the context alone."""
     if PHASES_ONLY:
         return f"{name[:40]:<40} plain/recorded and written/replay CPU s, steps MiB: " + phases(
             proc, goal, tactic
@@ -218,16 +226,22 @@ def row(proc: WarmProcess, name: str, goal: str, tactic: str, heap: bool) -> str
     memory = ""
     if heap:
         memory = " ".join(f"{mib:>8}" for mib in heaps_mib(proc, goal, tactic))
+    runs: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
     checker = proc.clone()
     try:
         assert checker.add_goal(name, goal) is None, goal
-        plain, plain_wall = whole_check(checker, name, tactic, replay=False)
-        replay, replay_wall = whole_check(checker, name, tactic, replay=True)
+        for i in range(ROUNDS):
+            for replay in (False, True) if i % 2 == 0 else (True, False):
+                runs[replay].append(whole_check(checker, name, tactic, replay))
     finally:
         checker.close()
+    plain, plain_wall = (statistics.median(col) for col in zip(*runs[False], strict=True))
+    replay, replay_wall = (statistics.median(col) for col in zip(*runs[True], strict=True))
+    ratios = sorted(r[1] / p[1] for p, r in zip(runs[False], runs[True], strict=True))
+    spread = f" {ratios[0]:.2f}-{ratios[-1]:.2f}x" if ROUNDS > 1 else ""
     return (
         f"{name[:40]:<40} {plain:9.2f} {replay:9.2f} {replay / plain:7.2f}x "
-        f"{plain_wall:9.2f} {replay_wall:9.2f} {memory}"
+        f"{plain_wall:9.2f} {replay_wall:9.2f} {replay_wall / plain_wall:7.2f}x{spread} {memory}"
     )
 
 
@@ -314,12 +328,14 @@ def main() -> None:
     )
     parser.add_argument("--small", type=int, default=21, help="checks of the small proof")
     parser.add_argument("--no-heap", action="store_true", help="skip the peak-heap runs")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="checks of each proof each way, alternating (medians)")  # fmt: skip
     parser.add_argument(
         "--phases", action="store_true", help="instead: CPU seconds of each part, in one process"
     )
     args = parser.parse_args()
-    global PHASES_ONLY
-    PHASES_ONLY = args.phases
+    global PHASES_ONLY, ROUNDS
+    PHASES_ONLY, ROUNDS = args.phases, args.rounds
     native = choose(DEBIAN_HOL_LIGHT, args.native, print)
     read_only = [args.s2n] if args.s2n else []
     launcher = Launcher(DEBIAN_HOL_LIGHT, read_only=read_only, native=native)
@@ -330,7 +346,7 @@ def main() -> None:
         print(f"{path}; CPU seconds of the whole check; peak major heap of the proof, MiB; "
               f"load average at start {load}")  # fmt: skip
         print(f"{'proof':<40} {'plain':>9} {'replay':>9} {'ratio':>8} {'wall':>9} "
-              f"{'wall':>9} {'heap':>8} {'child':>8} {'replay':>8}")  # fmt: skip
+              f"{'wall':>9} {'ratio':>8} {'heap':>8} {'child':>8} {'replay':>8}")  # fmt: skip
         for line in rows(base, args):
             print(line, flush=True)
     finally:
