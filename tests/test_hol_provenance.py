@@ -237,6 +237,66 @@ def test_a_proof_that_adds_an_axiom_is_cheating(core: WarmProcess) -> None:
     assert out.verdict == Verdict.CHEATING, out
 
 
+# --- a quick attempt's steps are kept, and written only when an OK needs them ---------------
+
+# In a clone, the child's set-up for an attempt, its steps written to /dev/null, with
+# an empty minor heap (a child whose heap is nearly full writes from its first step).
+RECORDING = (
+    "Gc.minor (); Proofeval_kernel_log.record_steps "
+    '(Some (open_out_bin "/dev/null", fun () -> failwith "unwritten")); '
+)
+
+
+def recorded(core: WarmProcess, steps: str, header: str = "") -> str:
+    """What `steps` leaves written, in a clone recording as an attempt's child does: the
+    highest slot a record filled, and whether steps are still only kept."""
+    proc = with_context(core, header) if header else core.clone()
+    try:
+        return proc.eval_string(
+            f'({RECORDING}{steps}; Printf.sprintf "%d %b" '
+            "!Proofeval_identity.high !Proofeval_kernel_log.keeping)"
+        )
+    finally:
+        proc.close()
+
+
+def test_a_quick_fail_writes_no_step(core: WarmProcess) -> None:
+    """Its 112 kernel steps are only kept: a FAIL needs no record. The first step after a
+    minor collection writes them (kept longer, the collector would copy them)."""
+    fail = "(try ignore (prove (`!n. n + 0 = n`, REWRITE_TAC[MULT_CLAUSES])) with Failure _ -> ())"
+    assert recorded(core, fail) == "0 true"
+    high, keeping = recorded(core, f"{fail}; Gc.minor (); ignore (REFL `x:bool`)").split()
+    assert int(high) > 112 and keeping == "false"
+
+
+# A minor heap that 70,000 TRANS steps do not fill: no collection ends the keeping, the
+# bound on kept steps (65,536) does.
+BIG_MINOR_HEAP = "Gc.set { (Gc.get ()) with Gc.minor_heap_size = 1 lsl 23 };;"
+LONG_CHAIN = (
+    "let r = REFL `x:num` in let th = ref r in "
+    "for i = 1 to 70000 do th := TRANS !th r done; ACCEPT_TAC !th"
+)
+
+
+def test_steps_kept_to_their_bound_are_written_in_order(core: WarmProcess) -> None:
+    keeping_ended = recorded(
+        core,
+        "let n = Proofeval_identity.minor_collections () in "
+        "let r = REFL `x:num` in let th = ref r in "
+        "for i = 1 to 70000 do th := TRANS !th r done; "
+        'if Proofeval_identity.minor_collections () <> n then failwith "collected"',
+        BIG_MINOR_HEAP,
+    )
+    assert keeping_ended.split()[1] == "false", keeping_ended
+    proc = with_context(core, BIG_MINOR_HEAP)
+    try:
+        assert proc.add_goal("g", "`x:num = x`") is None
+        out = proc.check("g", LONG_CHAIN, 60.0, 2048)
+    finally:
+        proc.close()
+    assert out.verdict == Verdict.OK, out
+
+
 # --- what the line costs: no case that grows faster than the proof ---------------------------
 
 # A long chain of one equal theorem: 75 s for N = 10^5 when theorems were found in weak

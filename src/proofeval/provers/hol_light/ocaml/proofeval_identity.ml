@@ -36,7 +36,8 @@ external carried : 'thm -> int = "proofeval_carried" [@@noalloc]
 let carry (th : 'thm) (n : int) : unit =
   let th = Obj.repr th in
   let p = Obj.field th 0 in
-  Obj.set_field th 0 (Obj.repr (Obj.field p 0, Obj.field p 1, n))
+  if Obj.size p = 3 then Obj.set_field p 2 (Obj.repr n)  (* numbered before: no allocation *)
+  else Obj.set_field th 0 (Obj.repr (Obj.field p 0, Obj.field p 1, n))
 
 (* ---- the stream, in an attempt's child ---- *)
 
@@ -274,6 +275,7 @@ let entries max_bits = 1 lsl min !scale max_bits
    address to another; the first lookup after one drops them all. *)
 external young_key : 'term -> int = "proofeval_young_key" [@@noalloc]
 external minor_collections : unit -> int = "proofeval_minor_collections" [@@noalloc]
+external young_room : unit -> int = "proofeval_young_room"
 
 (* [k], a young key (the address halved), as an index of a cache of [size] entries *)
 let young_index size k = (k lsr 2) land (size - 1)

@@ -2,9 +2,10 @@
 
    Before an attempt (the core and the context) a theorem is only noted in a weak
    array; the ones alive when an attempt is forked are numbered, and carry that number.
-   Inside an attempt's child whose OK is replayed, every inference is written as the
-   kernel makes it (see proofeval_identity.ml), into a pipe to a clean sibling process
-   that replays it through its own kernel as it arrives (see proofeval_replay.ml): the
+   Inside an attempt's child whose OK is replayed, every inference is written in the
+   order the kernel makes them (see proofeval_identity.ml; a quick attempt's only once
+   it ends OK, see [defer]), into a pipe to a clean sibling process that replays each
+   through its own kernel as it arrives (see proofeval_replay.ml): the
    rule, the slots of its premises and of its term arguments (written before it, once
    per term value while it stays in a small cache). The theorem carries its slot; the
    collector's dropping a theorem, or a term's leaving the cache, frees its slot in the
@@ -188,17 +189,72 @@ module Proofeval_kernel_log = struct
   (* Off in an attempt's child whose OK is not replayed (--replay off): nothing is noted. *)
   let noting = ref true
 
+  (* An attempt's first steps are only kept: most quick attempts fail, and a FAIL needs
+     no record. They are written, in order, when the attempt ends OK ([end_steps]),
+     before a declaration, after [keep_max] steps, or when the minor heap is nearly full:
+     the collector would copy the kept theorems and terms out of it, and the log then
+     treats them as old (a weak array for each theorem, the smaller cache of old terms),
+     which cost an attempt of ARITH_TAC half as much again. Meanwhile each theorem
+     carries a number of its own beyond any slot, so that OCaml's equality tells
+     theorems apart as it does once they are written. *)
+  let keeping = ref false
+  let kept_steps = ref [||]  (* each kept theorem, then its write *)
+  let kept = ref 0
+  let kept_since = ref 0  (* the minor collections' count when keeping began *)
+  let keep_max = 65536 and keep_room = 32768  (* words left in the minor heap *)
+  let unwritten = 1 lsl 40
+
+  (* Entries are cleared, not only dropped: the collector remembers each young value
+     stored into an array of the major heap, and would copy it out at its next
+     collection, alive or not. *)
+  let clear a n = Array.fill a 0 n (Obj.repr 0)
+
+  let write_kept () =
+    if !keeping then begin
+      keeping := false;
+      let a = !kept_steps in
+      for i = 0 to !kept - 1 do
+        Identity.guarded (Obj.obj a.(2 * i + 1) : thm -> unit) (Obj.obj a.(2 * i) : thm)
+      done;
+      clear a (2 * !kept)
+    end
+
+  let keep th write =
+    let k = !kept in
+    if 2 * k = Array.length !kept_steps then begin
+      let a = !kept_steps and b = Array.make (max 256 (4 * k)) (Obj.repr 0) in
+      Array.blit a 0 b 0 (2 * k);
+      clear a (2 * k);
+      kept_steps := b
+    end;
+    !kept_steps.(2 * k) <- Obj.repr th;
+    !kept_steps.(2 * k + 1) <- Obj.repr write;
+    kept := k + 1;
+    Identity.carry th (unwritten + k)
+
+  let defer th write =
+    if !kept = keep_max || Identity.young_room () < keep_room
+       || Identity.minor_collections () <> !kept_since
+    then (write_kept (); Identity.guarded write th)
+    else keep th write
+
   (* In an attempt's child, before the attempt: the steps go to [oc], and [die] ends the
      child when they cannot (replay on); or nothing is noted (replay off). *)
   let record_steps = function
-    | Some (oc, die) -> Identity.start oc die; recording := true
+    | Some (oc, die) ->
+        Identity.start oc die;
+        recording := true;
+        keeping := true;
+        kept_since := Identity.minor_collections ()
     | None -> noting := false
 
   (* The last record, once the child has its verdict: the theorem it proved. *)
-  let end_steps th = Identity.guarded (fun th -> Identity.finish (slot th)) th
+  let end_steps th =
+    write_kept ();
+    Identity.guarded (fun th -> Identity.finish (slot th)) th
 
   let log th write =
-    if !recording then Identity.guarded write th
+    if !recording then (if !keeping then defer th write else Identity.guarded write th)
     else if !noting then note_old th;
     th
 
@@ -234,18 +290,24 @@ module Proofeval_kernel_log = struct
      records that name them. They fill no slot (0). *)
   let new_type (name, arity) =
     Hol.new_type (name, arity);
-    if !recording then Identity.guarded (fun () -> Identity.put 'T' 0 [name] [arity]) ()
+    if !recording then begin
+      write_kept ();
+      Identity.guarded (fun () -> Identity.put 'T' 0 [name] [arity]) ()
+    end
   let new_constant (name, y) =
     Hol.new_constant (name, y);
-    if !recording then
+    if !recording then begin
+      write_kept ();
       Identity.guarded (fun () -> let yi = ty y in Identity.put 'N' 0 [name] [yi]) ()
+    end
   let new_basic_definition t =
     log (Hol.new_basic_definition t) (fun th -> let ti = tm t in made1 th 'D' ti)
 
   (* Two theorems of one step: both records are written before any slot is released. *)
   let new_basic_type_definition tyname (abs_name, rep_name) a =
     let th1, th2 = Hol.new_basic_type_definition tyname (abs_name, rep_name) a in
-    if !recording then
+    if !recording then begin
+      write_kept ();
       Identity.guarded (fun () ->
         let ia = slot a in
         let write th first =
@@ -255,7 +317,7 @@ module Proofeval_kernel_log = struct
           ignore (Identity.watch_theorem th n) in
         write th1 1; write th2 0;
         Identity.finish_record ()) ()
-    else if !noting then (note_old th1; note_old th2);
+    end else if !noting then (note_old th1; note_old th2);
     (th1, th2)
 
 end;;

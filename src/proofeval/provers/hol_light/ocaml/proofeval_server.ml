@@ -82,7 +82,8 @@ let isolate_child limits server_fd =
   confine_attempt ()
 
 (* With the replay on, every step is written to [steps] (a pipe to the replaying sibling)
-   as the kernel makes it, so the replay runs beside the proof and no process holds the
+   as the kernel makes it (a quick attempt's first steps when it ends OK, see
+   proofeval_kernel_log.ml), so the replay runs beside the proof and no process holds the
    derivation; for an OK, the verdict is sent and its channel closed, then the last
    record names the theorem. Each channel is closed as soon as it is written, not at the
    child's exit, which comes only after its memory is torn down. *)
@@ -293,9 +294,9 @@ let rec alone buf (pid, rfd) ~deadline ~latest =
   | `Timeout when until < deadline -> `Running
   | (`Eof _ | `Timeout | `Too_big) as got -> got
 
-(* The attempt's child writes its steps, as it makes them, through a pipe to a clean
-   sibling that replays them as they come; it sends its verdict, then for an OK the
-   last record. The sibling is forked from this same clean process, whose state
+(* The attempt's child writes its steps, in the order it makes them, through a pipe to
+   a clean sibling that replays them as they come; it sends its verdict, then for an OK
+   the last record. The sibling is forked from this same clean process, whose state
    forking the child changed in nothing, when [replay_after] says; neither holds the
    other's channel to this process. The pipe holds up to 1 MiB (where the system
    allows): with the default 64 KiB, the child waited for the sibling during 5-7% of a

@@ -345,6 +345,18 @@ value proofeval_minor_collections(value unit)
 #endif
 }
 
+/* Words the minor heap has left before its next collection. Not [@@noalloc]: natively
+   the allocation pointer lives in a register, and only a full C call stores it. */
+value proofeval_young_room(value unit)
+{
+  (void)unit;
+#if OCAML_VERSION_MAJOR >= 5
+  return Val_long(((char *)Caml_state->young_ptr - (char *)Caml_state->young_trigger) / sizeof(value));
+#else
+  return Val_long(((char *)Caml_state_field(young_ptr) - (char *)Caml_state_field(young_trigger)) / sizeof(value));
+#endif
+}
+
 /* For the kernel log's watch on theorems (proofeval_identity.ml): a theorem made in the
    minor heap is noted here with its slot, not in a weak array, since most die before the
    next minor collection. At the end of that collection, still in the collector, each

@@ -43,7 +43,7 @@ type ('term, 'thm, 'tac) hol = {
   axioms : unit -> 'thm list;
   aconv : 'term -> 'term -> bool;
   record_steps : (out_channel * (unit -> unit)) option -> unit;
-      (* from now on, each new theorem's step is written to the channel as it is made
+      (* from now on, each new theorem's step is written to the channel, in order
          (the function ends the child when they cannot be), or nothing is noted *)
   end_steps : 'thm -> unit;  (* the last record: the theorem proved *)
   prepare_replay : unit -> unit;  (* the serial table, before forking *)
