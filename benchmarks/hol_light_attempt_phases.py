@@ -18,6 +18,8 @@ warm parser with the fork that parsed each answer):
   proof, on     + the replay of its kernel steps (the default)
 Then (part `mix`) CPU of a mix of quick FAILs and OKs (--ok-every: one OK in that
 many) with the replay on against off, on the same process, in alternating blocks.
+Then (part `sizes`, not by default) CPU per attempt of quick and longer FAILs and OKs,
+each replay on against off, in alternating blocks: what the replay costs each.
 Then (part `series`, not by default) the wall time of the proof with the replay over
 each 32 checks of a new clone, which shows its first heap collapses.
 Then (part `ab`, not by default, with --base-sources) the same requests on two warm
@@ -31,7 +33,7 @@ core's boot, which varies by seconds, is not in it); the Python side's share is 
 cost less the server's "each" of `proof, on`.
 
 Usage: python benchmarks/hol_light_attempt_phases.py [--round-trips 100]
-       [--attempts 2001] [--paths native,bytecode] [--parts phases,mix,series,ab,cli]
+       [--attempts 2001] [--paths native,bytecode] [--parts phases,mix,sizes,series,ab,cli]
        [--base-sources OTHER_CHECKOUT/src/proofeval/provers/hol_light/ocaml]
 Run under nice; the bytecode core takes some 80 s to start, each path's cli part starts
 it once.
@@ -76,6 +78,15 @@ KINDS: dict[str, tuple[str, bool, str] | None] = {
     "rewrite, on": (QUICK_FAIL, True, "FAIL"),
     "proof, off": (PROOF, False, "OK"),
     "proof, on": (PROOF, True, "OK"),
+}
+
+# part sizes: kind: (goal, answer, expected verdict)
+SIZES = {
+    "rewrite FAIL": (GOAL, QUICK_FAIL, "FAIL"),
+    "ARITH FAIL": ("`!x y. x + y + 1 = y + x`", "ARITH_TAC", "FAIL"),
+    "induction OK": (GOAL, PROOF, "OK"),
+    "ARITH OK": ("`!x y z. x + y + z + 1 = z + y + x + 1`", "ARITH_TAC", "OK"),
+    "MESON OK": ("`!p q r. (p ==> q) /\\ (q ==> r) ==> p ==> r`", "MESON_TAC[]", "OK"),
 }
 
 
@@ -159,6 +170,26 @@ def mix(proc: WarmProcess, pid: int, n: int, ok_every: int) -> None:
     print(f"    CPU  replay off {off[0]:6.2f} s, on {on[0]:6.2f} s: {on[0] / off[0]:.2f}x"
           "  (target <= 1.30)")  # fmt: skip
     print(f"    wall replay off {off[1]:6.2f} s, on {on[1]:6.2f} s: {on[1] / off[1]:.2f}x")
+
+
+def sizes(proc: WarmProcess, pid: int, n: int) -> None:
+    """CPU per attempt of each of SIZES, replay on against off, in alternating blocks."""
+    print(f"  {'attempt':<14} {'off':>7} {'on':>7}   (ms of CPU an attempt, {n} each way)")
+    for i, (kind, (goal, answer, expected)) in enumerate(SIZES.items()):
+        name = f"size{i}"
+        if proc.add_goal(name, goal) is not None:
+            raise RuntimeError(f"{kind}: the goal does not parse")
+        cpu = {False: 0.0, True: 0.0}
+        for block in range(max(1, n // 10)):
+            for replay in (False, True) if block % 2 == 0 else (True, False):
+                before = process_tree_cpu(pid)
+                for _ in range(10):
+                    outcome = proc.check(name, answer, 60.0, 2048, replay)
+                    if outcome.verdict != expected:
+                        raise RuntimeError(f"{kind}: {outcome.verdict} ({outcome.message})")
+                cpu[replay] += process_tree_cpu(pid) - before
+        off, on = (cpu[replay] / (10 * max(1, n // 10)) * 1000 for replay in (False, True))
+        print(f"  {kind:<14} {off:7.2f} {on:7.2f}   {on / off:.2f}x", flush=True)
 
 
 def verdicts(store: Path) -> int | None:
@@ -279,8 +310,11 @@ def main() -> None:
     parser.add_argument("--attempts", type=int, default=2001)
     parser.add_argument("--mix", type=int, default=200, help="attempts per run of the mix")
     parser.add_argument("--ok-every", type=int, default=10)
+    parser.add_argument("--sizes", type=int, default=200, help="attempts of each size each way")
     parser.add_argument("--paths", default="native,bytecode")
-    parser.add_argument("--parts", default="phases,mix,cli", help="of phases,mix,series,ab,cli")
+    parser.add_argument(
+        "--parts", default="phases,mix,cli", help="of phases,mix,sizes,series,ab,cli"
+    )
     parser.add_argument("--series", type=int, default=384, help="checks of part series")
     parser.add_argument("--base-sources", type=Path, help="part ab: the base's ocaml directory")
     args = parser.parse_args()
@@ -292,7 +326,7 @@ def main() -> None:
         print(f"{path}:", flush=True)
         build = native_build(DEBIAN_HOL_LIGHT) if path == "native" else None
         each = None
-        if parts & {"phases", "mix"}:
+        if parts & {"phases", "mix", "sizes"}:
             launcher = Launcher(native=build)
             try:
                 proc, pid = warm(launcher)
@@ -300,6 +334,8 @@ def main() -> None:
                     each = phases(proc, pid, args.round_trips)["proof, on"]["each"]
                 if "mix" in parts:
                     mix(proc, pid, args.mix, args.ok_every)
+                if "sizes" in parts:
+                    sizes(proc, pid, args.sizes)
             finally:
                 launcher.close()
         if "series" in parts:

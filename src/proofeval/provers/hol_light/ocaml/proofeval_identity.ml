@@ -4,13 +4,15 @@
    A HOL Light theorem is a block [Sequent] holding a pair (hypotheses, conclusion).
    The log widens that pair to a triple whose third field, an int the kernel never
    reads, is the theorem's number: positive, the slot of the step that made it in the
-   stream an attempt's child writes to its replaying sibling; negative, a theorem from
-   before the attempt (its serial number, negated). OCaml's equality, ordering and
+   stream an attempt's child writes to its replaying sibling (beyond any slot while that
+   step is only kept); negative, a theorem from before the attempt (its serial number,
+   negated). OCaml's equality, ordering and
    hashing on theorems read that int, never a derivation.
 
-   In an attempt's child, each step is written as the kernel makes it, into a numbered
-   slot. Slots are freed without a finaliser (a closure per value, promoted at the next
-   minor collection: the costliest part of the log when it had one): a theorem made in
+   In an attempt's child, each step is written in the order the kernel makes them (when,
+   see proofeval_kernel_log.ml), into a numbered slot. Slots are freed without a
+   finaliser (a closure per value, promoted at the next minor collection: the costliest
+   part of the log when it had one): a theorem made in
    the minor heap is found dead or copied out at the end of the next minor collection
    (most die there), and one in the major heap is watched in a weak array, swept now
    and then for the dead; each dead theorem is written as [F n]; a

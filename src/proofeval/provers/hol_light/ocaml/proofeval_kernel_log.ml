@@ -194,7 +194,7 @@ module Proofeval_kernel_log = struct
      before a declaration, after [keep_max] steps, or when the minor heap is nearly full:
      the collector would copy the kept theorems and terms out of it, and the log then
      treats them as old (a weak array for each theorem, the smaller cache of old terms),
-     which cost an attempt of ARITH_TAC half as much again. Meanwhile each theorem
+     which cost an OK of ARITH_TAC some 40% more CPU. Meanwhile each theorem
      carries a number of its own beyond any slot, so that OCaml's equality tells
      theorems apart as it does once they are written. *)
   let keeping = ref false
