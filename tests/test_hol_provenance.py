@@ -249,12 +249,12 @@ RECORDING = (
 
 def recorded(core: WarmProcess, steps: str, header: str = "") -> str:
     """What `steps` leaves written, in a clone recording as an attempt's child does: the
-    highest slot a record filled, and whether steps are still only kept."""
+    highest slot a record filled, whether steps are still only kept, and how many were."""
     proc = with_context(core, header) if header else core.clone()
     try:
         return proc.eval_string(
-            f'({RECORDING}{steps}; Printf.sprintf "%d %b" '
-            "!Proofeval_identity.high !Proofeval_kernel_log.keeping)"
+            f'({RECORDING}{steps}; Printf.sprintf "%d %b %d" !Proofeval_identity.high '
+            "!Proofeval_kernel_log.keeping !Proofeval_kernel_log.kept)"
         )
     finally:
         proc.close()
@@ -264,8 +264,8 @@ def test_a_quick_fail_writes_no_step(core: WarmProcess) -> None:
     """Its 112 kernel steps are only kept: a FAIL needs no record. The first step after a
     minor collection writes them (kept longer, the collector would copy them)."""
     fail = "(try ignore (prove (`!n. n + 0 = n`, REWRITE_TAC[MULT_CLAUSES])) with Failure _ -> ())"
-    assert recorded(core, fail) == "0 true"
-    high, keeping = recorded(core, f"{fail}; Gc.minor (); ignore (REFL `x:bool`)").split()
+    assert recorded(core, fail) == "0 true 112"
+    high, keeping, _ = recorded(core, f"{fail}; Gc.minor (); ignore (REFL `x:bool`)").split()
     assert int(high) > 112 and keeping == "false"
 
 
@@ -287,7 +287,7 @@ def test_steps_kept_to_their_bound_are_written_in_order(core: WarmProcess) -> No
         'if Proofeval_identity.minor_collections () <> n then failwith "collected"',
         BIG_MINOR_HEAP,
     )
-    assert keeping_ended.split()[1] == "false", keeping_ended
+    assert keeping_ended.split()[1:] == ["false", "65536"], keeping_ended
     proc = with_context(core, BIG_MINOR_HEAP)
     try:
         assert proc.add_goal("g", "`x:num = x`") is None
