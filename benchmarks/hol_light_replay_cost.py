@@ -33,8 +33,16 @@ With --rounds N, each proof is checked N times each way, the two alternating whi
 first; printed are the medians, and the range of the N wall ratios (a machine shared
 with others moves a heavy proof's wall ratio by a third from one check to the next).
 
+Two other parts, each in clones of the proof's context instead of whole checks:
+--phases, the CPU seconds of the proof, of the proof writing its steps to a file, and of
+replaying that file, one after the other in one process; --walls, the wall seconds of
+the proof, of the attempt's child writing its steps to /dev/null, and of the child
+writing them to a sibling that replays them as they come (the child's end and the
+sibling's), each in a fork, medians over --rounds with the order reversed every other
+round.
+
 Usage: python benchmarks/hol_light_replay_cost.py [--s2n DIR] [--only NAME ...]
-       [--native on|off|auto] [--rounds N] [--phases]
+       [--native on|off|auto] [--rounds N] [--phases | --walls]
 Without --s2n about 5 minutes natively on 2 cores; with it, about 20 minutes more.
 """
 
@@ -89,7 +97,7 @@ S2N = [
 UPDATE_DATABASE = 'loadt "update_database.ml";;'
 TIMEOUT = 3600.0
 MEMORY_MB = 4096  # proofeval's default --memory-limit: every proof must be OK within it
-PHASES_ONLY = False  # --phases
+PART = "checks"  # or "phases", "walls"
 ROUNDS = 1  # --rounds
 
 # Peak major heap of `prove` in this process, without the kernel log (MiB).
@@ -159,6 +167,81 @@ def phases(proc: WarmProcess, goal: str, tactic: str) -> str:
         clone.close()
 
 
+# Where a check's wall time goes (--walls), each in a fork of one clone: the proof alone;
+# the attempt's child writing its steps to /dev/null; and writing them into a pipe (of the
+# server's size) to a sibling that replays them as they come (the child's end, and the
+# sibling's, from the child's start). The sibling reports whether it rebuilt the goal.
+WALLS = """(let g = {goal} and tac () = {tactic} in
+  Proofeval_kernel_log.refresh_olds ();
+  let file = Filename.temp_file "walls" "" in
+  let in_child f = match Unix.fork () with
+    | 0 -> (try f () with _ -> ()); Unix.kill (Unix.getpid ()) Sys.sigkill
+    | pid -> ignore (Unix.waitpid [] pid) in
+  let wall f = let t = Unix.gettimeofday () in f (); Unix.gettimeofday () -. t in
+  let logged oc =
+    Proofeval_kernel_log.record_steps (Some (oc, fun () -> failwith "steps unwritten"));
+    Proofeval_kernel_log.end_steps (prove (g, tac ())) in
+  let write s = let och = open_out file in output_string och s; close_out och in
+  let read () = let ich = open_in file in let s = input_line ich in close_in ich; s in
+  let plain () = in_child (fun () ->
+    Proofeval_kernel_log.noting := false; ignore (prove (g, tac ()))) in
+  let to_null () = in_child (fun () -> logged (open_out_bin "/dev/null")) in
+  let to_sibling () =
+    let r, w = Unix.pipe () in
+    Proofeval_server.pipe_size w (1 lsl 20);
+    let start = Unix.gettimeofday () in
+    let sibling = match Unix.fork () with
+      | 0 ->
+          Unix.close w;
+          (try
+            let th = Proofeval_replay.replay_from (Unix.in_channel_of_descr r) in
+            if hyp th = [] && aconv (concl th) g then write "replayed"
+          with _ -> ());
+          Unix.kill (Unix.getpid ()) Sys.sigkill; 0
+      | pid -> pid in
+    Unix.close r;
+    in_child (fun () ->
+      logged (Unix.out_channel_of_descr w);
+      write (string_of_float (Unix.gettimeofday () -. start)));
+    Unix.close w;
+    let child = float_of_string (read ()) in
+    ignore (Unix.waitpid [] sibling);
+    let ended = Unix.gettimeofday () -. start in
+    if read () <> "replayed" then failwith "the sibling did not rebuild the goal";
+    Printf.sprintf "%f %f" child ended in
+  let p = ref 0.0 and n = ref 0.0 and s = ref "" in
+  let parts = [ (fun () -> p := wall plain); (fun () -> n := wall to_null);
+                (fun () -> s := to_sibling ()) ] in
+  List.iter (fun f -> f ()) (if {backwards} then List.rev parts else parts);
+  Sys.remove file;
+  Printf.sprintf "%f %f %s" !p !n !s)"""
+
+
+def walls(proc: WarmProcess, goal: str, tactic: str) -> str:
+    """Medians over ROUNDS rounds of WALLS, each round in the other order."""
+    clone = proc.clone()
+    try:
+        runs = [
+            [float(x) for x in clone.eval_string(WALLS.format(
+                goal=goal, tactic=tactic, backwards=str(i % 2 == 1).lower()), TIMEOUT).split()]
+            for i in range(ROUNDS)
+        ]  # fmt: skip
+    finally:
+        clone.close()
+    proof, to_null, child, sibling = (statistics.median(col) for col in zip(*runs, strict=True))
+
+    def spread(i: int) -> str:
+        ratios = sorted(run[i] / run[0] for run in runs)
+        return f"{ratios[0]:.2f}-{ratios[-1]:.2f}x" if ROUNDS > 1 else ""
+
+    return (
+        f"proof {proof:.2f}, child to /dev/null {to_null:.2f} ({to_null / proof:.2f}x {spread(1)}),"
+        f" child to its sibling {child:.2f} ({child / proof:.2f}x {spread(2)}), "
+        f"the sibling's end {sibling:.2f} ({sibling / proof:.2f}x {spread(3)}, "
+        f"{1000 * (sibling - child):.0f} ms after the child)"
+    )
+
+
 # CPU seconds of this warm process and of the children it reaped (an attempt's child, the
 # replay's sibling; natively the answer's parse and compile are a fork of the warm parser,
 # which is not this process's child, and do not count).
@@ -219,10 +302,12 @@ def row(proc: WarmProcess, name: str, goal: str, tactic: str, heap: bool) -> str
     the replay (in turn first), and with several rounds the range of the rounds' wall
     ratios. The checks run in a clone of `proc`, so that the clones measuring the heap
     (forks of `proc`) start from the context alone."""
-    if PHASES_ONLY:
+    if PART == "phases":
         return f"{name[:40]:<40} plain/recorded and written/replay CPU s, steps MiB: " + phases(
             proc, goal, tactic
         )
+    if PART == "walls":
+        return f"{name[:40]:<40} wall s, medians of {ROUNDS}: " + walls(proc, goal, tactic)
     memory = ""
     if heap:
         memory = " ".join(f"{mib:>8}" for mib in heaps_mib(proc, goal, tactic))
@@ -330,12 +415,20 @@ def main() -> None:
     parser.add_argument("--no-heap", action="store_true", help="skip the peak-heap runs")
     parser.add_argument("--rounds", type=int, default=1,
                         help="checks of each proof each way, alternating (medians)")  # fmt: skip
-    parser.add_argument(
+    part = parser.add_mutually_exclusive_group()
+    part.add_argument(
         "--phases", action="store_true", help="instead: CPU seconds of each part, in one process"
     )
+    part.add_argument(
+        "--walls",
+        action="store_true",
+        help="instead: wall seconds of the proof, of the child writing its steps to "
+        "/dev/null and to a replaying sibling, and of the sibling's end",
+    )
     args = parser.parse_args()
-    global PHASES_ONLY, ROUNDS
-    PHASES_ONLY, ROUNDS = args.phases, args.rounds
+    global PART, ROUNDS
+    PART = "phases" if args.phases else "walls" if args.walls else "checks"
+    ROUNDS = args.rounds
     native = choose(DEBIAN_HOL_LIGHT, args.native, print)
     read_only = [args.s2n] if args.s2n else []
     launcher = Launcher(DEBIAN_HOL_LIGHT, read_only=read_only, native=native)
@@ -343,10 +436,11 @@ def main() -> None:
         base = launcher.start()
         path = "native" if native else "bytecode"
         load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-        print(f"{path}; CPU seconds of the whole check; peak major heap of the proof, MiB; "
-              f"load average at start {load}")  # fmt: skip
-        print(f"{'proof':<40} {'plain':>9} {'replay':>9} {'ratio':>8} {'wall':>9} "
-              f"{'wall':>9} {'ratio':>8} {'heap':>8} {'child':>8} {'replay':>8}")  # fmt: skip
+        print(f"{path}; load average at start {load}")
+        if PART == "checks":
+            print("CPU seconds of the whole check; peak major heap of the proof, MiB")
+            print(f"{'proof':<40} {'plain':>9} {'replay':>9} {'ratio':>8} {'wall':>9} "
+                  f"{'wall':>9} {'ratio':>8} {'heap':>8} {'child':>8} {'replay':>8}")  # fmt: skip
         for line in rows(base, args):
             print(line, flush=True)
     finally:
