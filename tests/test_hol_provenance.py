@@ -23,6 +23,12 @@ from proofeval.provers.hol_light.native import is_hol_light_3
 from proofeval.provers.hol_light.server import DEBIAN_HOL_LIGHT, WarmProcess
 from tests.conftest import on_both_paths, with_context
 
+
+def chain(n: int) -> str:
+    """HOL Light code that leaves `th`, `x = x` made by n TRANS steps of one theorem."""
+    return f"let r = REFL `x:num` in let th = ref r in for i = 1 to {n} do th := TRANS !th r done"
+
+
 hol_base, core = on_both_paths()  # every test here runs on the bytecode and the native path
 
 # Code from a benchmark's setup, which may use every module: the tactics below return
@@ -161,9 +167,8 @@ def test_theorems_that_outlive_minor_collections_keep_their_slots(core: WarmProc
     freed a live theorem's slot would name whatever filled the slot since."""
     proof = (
         "let kept = map (fun i -> REFL (mk_small_numeral i)) (0--1999) in "
-        "let r = REFL `x:num` in let th = ref r in "
-        "for i = 1 to 100000 do th := TRANS !th r done; "
-        "ACCEPT_TAC (CONJUNCT1 (CONJ !th (end_itlist CONJ kept)))"
+        + chain(100000)
+        + "; ACCEPT_TAC (CONJUNCT1 (CONJ !th (end_itlist CONJ kept)))"
     )
     assert_ok_in_a_clone(core, "`x:num = x`", proof, 60.0)
 
@@ -272,19 +277,15 @@ def test_a_quick_fail_writes_no_step(core: WarmProcess) -> None:
 # A minor heap that 70,000 TRANS steps do not fill: no collection ends the keeping, the
 # bound on kept steps (65,536) does.
 BIG_MINOR_HEAP = "Gc.set { (Gc.get ()) with Gc.minor_heap_size = 1 lsl 23 };;"
-LONG_CHAIN = (
-    "let r = REFL `x:num` in let th = ref r in "
-    "for i = 1 to 70000 do th := TRANS !th r done; ACCEPT_TAC !th"
-)
+LONG_CHAIN = chain(70000) + "; ACCEPT_TAC !th"
 
 
 def test_steps_kept_to_their_bound_are_written_in_order(core: WarmProcess) -> None:
     keeping_ended = recorded(
         core,
         "let n = Proofeval_identity.minor_collections () in "
-        "let r = REFL `x:num` in let th = ref r in "
-        "for i = 1 to 70000 do th := TRANS !th r done; "
-        'if Proofeval_identity.minor_collections () <> n then failwith "collected"',
+        + chain(70000)
+        + '; if Proofeval_identity.minor_collections () <> n then failwith "collected"',
         BIG_MINOR_HEAP,
     )
     assert keeping_ended.split()[1:] == ["false", "65536"], keeping_ended
@@ -301,10 +302,7 @@ def test_steps_kept_to_their_bound_are_written_in_order(core: WarmProcess) -> No
 
 # A long chain of one equal theorem: 75 s for N = 10^5 when theorems were found in weak
 # tables keyed by their content (equal theorems collided), 0.01 s in plain HOL Light.
-CHAIN = (
-    "let r = REFL `x:num` in let th = ref r in "
-    "for i = 1 to 100000 do th := TRANS !th r done; ACCEPT_TAC !th"
-)
+CHAIN = chain(100000) + "; ACCEPT_TAC !th"
 # A derivation of 2^60 paths and 61 nodes, compared with itself: equality on theorems must
 # not walk the derivation they carry (it does not stop at physically equal values).
 DOUBLED = (
@@ -391,9 +389,7 @@ def test_a_step_larger_than_the_writers_buffer_replays(core: WarmProcess) -> Non
 ACROSS_GROWTHS = (
     "let t = `x + 0` in let a = REFL t in "
     "for i = 1 to 8 do ignore (List.init 1000000 (fun i -> i)) done; "
-    "let b = REFL t in let r = REFL `x:num` in let th = ref r in "
-    "for i = 1 to 40000 do th := TRANS !th r done; "
-    "ACCEPT_TAC (TRANS (TRANS a b) (REFL t))"
+    "let b = REFL t in " + chain(40000) + "; ACCEPT_TAC (TRANS (TRANS a b) (REFL t))"
 )
 
 
