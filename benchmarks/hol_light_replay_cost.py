@@ -217,6 +217,12 @@ WALLS = """(let g = {goal} and tac () = {tactic} in
   Printf.sprintf "%f %f %s" !p !n !s)"""
 
 
+def ratio_range(ratios: list[float]) -> str:
+    """The lowest and highest of the rounds' ratios; nothing for one round."""
+    ratios = sorted(ratios)
+    return f"{ratios[0]:.2f}-{ratios[-1]:.2f}x" if len(ratios) > 1 else ""
+
+
 def walls(proc: WarmProcess, goal: str, tactic: str) -> str:
     """Medians over ROUNDS rounds of WALLS, each round in the other order."""
     clone = proc.clone()
@@ -231,8 +237,7 @@ def walls(proc: WarmProcess, goal: str, tactic: str) -> str:
     proof, to_null, child, sibling = (statistics.median(col) for col in zip(*runs, strict=True))
 
     def spread(i: int) -> str:
-        ratios = sorted(run[i] / run[0] for run in runs)
-        return f"{ratios[0]:.2f}-{ratios[-1]:.2f}x" if ROUNDS > 1 else ""
+        return ratio_range([run[i] / run[0] for run in runs])
 
     return (
         f"proof {proof:.2f}, child to /dev/null {to_null:.2f} ({to_null / proof:.2f}x {spread(1)}),"
@@ -322,8 +327,8 @@ def row(proc: WarmProcess, name: str, goal: str, tactic: str, heap: bool) -> str
         checker.close()
     plain, plain_wall = (statistics.median(col) for col in zip(*runs[False], strict=True))
     replay, replay_wall = (statistics.median(col) for col in zip(*runs[True], strict=True))
-    ratios = sorted(r[1] / p[1] for p, r in zip(runs[False], runs[True], strict=True))
-    spread = f" {ratios[0]:.2f}-{ratios[-1]:.2f}x" if ROUNDS > 1 else ""
+    spread = ratio_range([r[1] / p[1] for p, r in zip(runs[False], runs[True], strict=True)])
+    spread = f" {spread}" if spread else ""
     return (
         f"{name[:40]:<40} {plain:9.2f} {replay:9.2f} {replay / plain:7.2f}x "
         f"{plain_wall:9.2f} {replay_wall:9.2f} {replay_wall / plain_wall:7.2f}x{spread} {memory}"
